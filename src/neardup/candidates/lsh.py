@@ -1,0 +1,133 @@
+"""Candidate pairs from MinHash signatures: LSH banding, and the k-hashes/c-collisions rule.
+
+Owns which signature agreements make a pair worth verifying; must not score pairs exactly.
+
+Banding: the signature is cut into ``bands`` bands of ``rows`` values; documents whose values agree
+on a whole band share a bucket. A pair with Jaccard s collides in at least one band with
+probability ``1 - (1 - s**rows)**bands``. :func:`optimal_bands_rows` picks (bands, rows) for a
+threshold t the way datasketch does: minimise the weighted false-positive mass (the integral of
+that probability below t) plus the false-negative mass (the integral of its complement above t).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from neardup.candidates.buckets import count_pairs, pairs_from_keys, unique_pairs
+
+_EMPTY_PAIRS = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+
+def collision_probability(s: np.ndarray | float, bands: int, rows: int) -> np.ndarray | float:
+    """Probability that a pair with Jaccard ``s`` shares at least one LSH bucket.
+
+    >>> round(float(collision_probability(0.5, bands=16, rows=8)), 4)
+    0.0607
+    """
+    return 1.0 - (1.0 - np.power(s, rows)) ** bands
+
+
+@lru_cache(maxsize=1024)
+def optimal_bands_rows(threshold: float, num_perm: int, fp_weight: float = 0.5,
+                       fn_weight: float = 0.5) -> tuple[int, int]:
+    """(bands, rows) with bands*rows <= num_perm minimising weighted false positive/negative mass.
+
+    >>> optimal_bands_rows(0.5, 128)
+    (25, 5)
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    grid_lo = np.linspace(0.0, threshold, 201)
+    grid_hi = np.linspace(threshold, 1.0, 201)
+    best: tuple[float, int, int] | None = None
+    for bands in range(1, num_perm + 1):
+        max_rows = num_perm // bands
+        for rows in range(1, max_rows + 1):
+            fp = np.trapezoid(collision_probability(grid_lo, bands, rows), grid_lo)
+            fn = np.trapezoid(1.0 - collision_probability(grid_hi, bands, rows), grid_hi)
+            err = fp_weight * fp + fn_weight * fn
+            if best is None or err < best[0] - 1e-12:
+                best = (float(err), bands, rows)
+    assert best is not None
+    return best[1], best[2]
+
+
+def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """One 64-bit bucket key per (document, band): a ``(n_docs, bands)`` uint64 array.
+
+    The band index is mixed into the key, so equal values in different bands never collide.
+
+    >>> sig = np.array([[1, 2, 3, 4], [1, 2, 9, 9]], dtype=np.uint32)
+    >>> k = band_keys(sig, bands=2, rows=2)
+    >>> bool(k[0, 0] == k[1, 0]), bool(k[0, 1] == k[1, 1])
+    (True, False)
+    """
+    n = signatures.shape[0]
+    keys = np.empty((n, bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for band in range(bands):
+            block = signatures[:, band * rows : (band + 1) * rows].astype(np.uint64)
+            acc = np.full(n, np.uint64(0x9E3779B97F4A7C15) * np.uint64(band + 1), dtype=np.uint64)
+            for j in range(rows):
+                acc = (acc ^ block[:, j]) * np.uint64(0x100000001B3)
+                acc ^= acc >> np.uint64(29)
+            keys[:, band] = acc
+    return keys
+
+
+def lsh_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray | None = None,
+              max_bucket: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of documents that share at least one LSH band bucket.
+
+    Buckets larger than ``max_bucket`` link their members to the bucket's first document only,
+    which keeps the pair count linear for templates and boilerplate; ``exclude`` masks out rows
+    (empty documents) that must never be candidates.
+
+    >>> sig = np.array([[1, 2, 3, 4], [1, 2, 9, 9], [7, 7, 7, 7]], dtype=np.uint32)
+    >>> l, r = lsh_pairs(sig, bands=2, rows=2)
+    >>> list(zip(l.tolist(), r.tolist()))
+    [(0, 1)]
+    """
+    if bands * rows > signatures.shape[1]:
+        raise ValueError(f"bands*rows={bands * rows} exceeds the signature length {signatures.shape[1]}")
+    docs = np.arange(signatures.shape[0], dtype=np.int64)
+    if exclude is not None:
+        docs = docs[~exclude]
+    if docs.size < 2:
+        return _EMPTY_PAIRS
+    keys = band_keys(signatures[docs], bands, rows)
+    lefts, rights = [], []
+    for band in range(bands):
+        left, right = pairs_from_keys(keys[:, band], docs, star_above=max_bucket)
+        lefts.append(left)
+        rights.append(right)
+    return unique_pairs(np.concatenate(lefts), np.concatenate(rights))
+
+
+def collision_pairs(signatures: np.ndarray, min_collisions: int, exclude: np.ndarray | None = None,
+                    max_bucket: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs whose signatures agree in at least ``min_collisions`` positions, with the count.
+
+    Values shared by more than ``max_bucket`` documents at one position are not counted.
+
+    >>> sig = np.array([[1, 2, 3], [1, 2, 4], [1, 5, 6]], dtype=np.uint32)
+    >>> l, r, c = collision_pairs(sig, min_collisions=2)
+    >>> list(zip(l.tolist(), r.tolist(), c.tolist()))
+    [(0, 1, 2)]
+    """
+    docs = np.arange(signatures.shape[0], dtype=np.int64)
+    if exclude is not None:
+        docs = docs[~exclude]
+    sig = signatures[docs].astype(np.uint64)
+    lefts, rights = [], []
+    for j in range(sig.shape[1]):
+        left, right = pairs_from_keys(sig[:, j], docs, max_group=max_bucket, unique=False)
+        lefts.append(left)
+        rights.append(right)
+    if not lefts:
+        return _EMPTY_PAIRS + (np.empty(0, dtype=np.int64),)
+    left, right, counts = count_pairs(np.concatenate(lefts), np.concatenate(rights))
+    keep = counts >= min_collisions
+    return left[keep], right[keep], counts[keep]

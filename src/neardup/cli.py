@@ -1,0 +1,242 @@
+"""The ``neardup`` command line: a thin layer over the Python API.
+
+Owns argument parsing, output formats and exit codes; must not contain pipeline logic.
+Exit codes: 0 success, 2 bad input or settings (one clear line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+
+from neardup.config import ConfigError, DedupConfig
+
+app = typer.Typer(
+    name="neardup",
+    help="Find near-duplicate texts in large, noisy corpora.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash")]
+ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", "-t", help="Similarity threshold in (0, 1] (default: per method).")]
+NgramOpt = Annotated[Optional[int], typer.Option("--ngram", "-n", help="Shingle size (default 4 words, or 5 characters with --char-ngrams).")]
+CharOpt = Annotated[bool, typer.Option("--char-ngrams", help="Character instead of word n-grams.")]
+NumPermOpt = Annotated[int, typer.Option("--num-perm", help="MinHash permutations.")]
+BandsOpt = Annotated[Optional[int], typer.Option("--bands", help="LSH bands (with --rows; default: derived from the threshold).")]
+RowsOpt = Annotated[Optional[int], typer.Option("--rows", help="LSH rows per band (with --bands).")]
+RuleOpt = Annotated[str, typer.Option("--rule", help="MinHash candidate rule: lsh | collisions.")]
+LshThresholdOpt = Annotated[Optional[float], typer.Option("--lsh-threshold", help="Jaccard level the LSH bands are derived for (default 0.2).")]
+CollisionsOpt = Annotated[Optional[int], typer.Option("--min-collisions", help="With --rule collisions: signature values that must agree.")]
+VerifyOpt = Annotated[str, typer.Option("--verify", help="Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none.")]
+ClusterOpt = Annotated[str, typer.Option("--cluster", help="components | louvain | leiden")]
+MaxClusterOpt = Annotated[int, typer.Option("--max-cluster-size", help="Flag clusters larger than this as oversized (0: never).")]
+TextFieldOpt = Annotated[str, typer.Option("--text-field", help="Field holding the text.")]
+IdFieldOpt = Annotated[str, typer.Option("--id-field", help="Field holding the document id.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
+
+
+class _Fail(Exception):
+    pass
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"neardup: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _guard(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; turn expected errors into one clear line and exit code 2."""
+    from neardup.io.read import InputError
+
+    try:
+        return fn()
+    except (InputError, ConfigError) as exc:
+        _fail(str(exc))
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        _fail(f"{exc.filename}: {exc.strerror}")
+    except ImportError as exc:
+        _fail(str(exc))
+    except ValueError as exc:
+        _fail(str(exc))
+    except MemoryError:
+        _fail("out of memory: process the corpus in smaller parts")
+
+
+def build_config(method: str, threshold: float | None, ngram: int | None, char_ngrams: bool, num_perm: int,
+                 bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
+                 min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int) -> DedupConfig:
+    """The :class:`DedupConfig` the command-line options describe."""
+    from neardup.config import ClusterConfig, MinHashConfig, ShingleConfig, SimHashConfig, VerifyConfig
+
+    n = ngram if ngram is not None else (5 if char_ngrams else ShingleConfig().n)
+    simhash = SimHashConfig(n=ngram) if ngram is not None else SimHashConfig()
+    return DedupConfig(
+        method=method,
+        threshold=threshold,
+        shingle=ShingleConfig(n=n, char=char_ngrams),
+        simhash=simhash,
+        minhash=MinHashConfig(num_perm=num_perm, bands=bands, rows=rows, rule=rule, lsh_threshold=lsh_threshold,
+                              min_collisions=min_collisions),
+        verify=VerifyConfig(score="none" if method == "simhash" and verify == VerifyConfig().score else verify),
+        cluster=ClusterConfig(algorithm=cluster, max_cluster_size=max_cluster_size or None),
+    )
+
+
+@app.command()
+def dedup(
+    input: Annotated[Path, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files.")],
+    outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for clusters.parquet, pairs.parquet, summary.json.")],
+    method: MethodOpt = "minhash",
+    threshold: ThresholdOpt = None,
+    ngram: NgramOpt = None,
+    char_ngrams: CharOpt = False,
+    num_perm: NumPermOpt = 128,
+    bands: BandsOpt = None,
+    rows: RowsOpt = None,
+    rule: RuleOpt = "lsh",
+    lsh_threshold: LshThresholdOpt = None,
+    min_collisions: CollisionsOpt = None,
+    verify: VerifyOpt = "weighted-overlap",
+    cluster: ClusterOpt = "components",
+    max_cluster_size: MaxClusterOpt = 1000,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
+    drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
+    on_error: Annotated[str, typer.Option("--on-error", help="raise | skip: what a bad record does (skips are counted in summary.json).")] = "raise",
+    quiet: QuietOpt = False,
+) -> None:
+    """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
+
+    def go() -> None:
+        from neardup.api import dedup as api_dedup
+        from neardup.io.keep import write_kept
+
+        cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
+                           min_collisions, verify, cluster, max_cluster_size)
+        result = api_dedup(input, config=cfg, text_field=text_field, id_field=id_field, on_error=on_error,
+                           progress=not quiet)
+        result.write(outdir)
+        line = (f"{result.summary['n_docs']} documents, {result.summary['n_duplicate_clusters']} duplicate clusters, "
+                f"{result.summary['n_duplicates']} duplicates ({100 * result.summary['duplicate_ratio']:.1f}%) -> {outdir}")
+        if keep is not None:
+            n_kept = write_kept(input, result, keep, id_field=id_field, drop_oversized=drop_oversized)
+            line += f"; kept {n_kept} -> {keep}"
+        if not quiet:
+            typer.echo(line, err=True)
+
+    _guard(go)
+
+
+def _print(obj: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        typer.echo(json.dumps(obj, default=float))
+    elif fmt == "text":
+        for key, value in obj.items():
+            if isinstance(value, dict):
+                typer.echo(f"{key}:")
+                for k, v in value.items():
+                    typer.echo(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
+            else:
+                typer.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+    else:
+        _fail(f"--format must be json or text, got {fmt!r}")
+
+
+@app.command("eval")
+def eval_cmd(
+    data: Annotated[Path, typer.Argument(help="Labelled JSONL: documents with a 'cluster' field, or pairs (a, b, label).")],
+    method: MethodOpt = "minhash",
+    threshold: ThresholdOpt = None,
+    ngram: NgramOpt = None,
+    char_ngrams: CharOpt = False,
+    num_perm: NumPermOpt = 128,
+    bands: BandsOpt = None,
+    rows: RowsOpt = None,
+    rule: RuleOpt = "lsh",
+    lsh_threshold: LshThresholdOpt = None,
+    min_collisions: CollisionsOpt = None,
+    verify: VerifyOpt = "weighted-overlap",
+    cluster: ClusterOpt = "components",
+    max_cluster_size: MaxClusterOpt = 1000,
+    docs: Annotated[Optional[Path], typer.Option("--docs", help="Documents for a pair-labelled file (default: docs.jsonl beside it).")] = None,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the pipeline on labelled data and print ARI, pairwise precision/recall/F1 and timings."""
+
+    def go() -> None:
+        from neardup.eval.evaluate import evaluate, load_labelled
+
+        cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
+                           min_collisions, verify, cluster, max_cluster_size)
+        labelled = load_labelled(data, docs=docs, text_field=text_field, id_field=id_field)
+        _print(evaluate(labelled, cfg, progress=not quiet and fmt != "json"), fmt)
+
+    _guard(go)
+
+
+@app.command()
+def tune(
+    validation: Annotated[Path, typer.Argument(help="Labelled validation file (thresholds are chosen here).")],
+    test: Annotated[list[Path], typer.Argument(help="Labelled test file(s), reported with the chosen setting (several are pooled).")],
+    method: MethodOpt = "minhash",
+    ngram: NgramOpt = None,
+    char_ngrams: CharOpt = False,
+    num_perm: NumPermOpt = 128,
+    verify: VerifyOpt = "weighted-overlap",
+    cluster: ClusterOpt = "components",
+    max_cluster_size: MaxClusterOpt = 1000,
+    thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Comma-separated thresholds to sweep (default: a grid per method).")] = None,
+    trials_out: Annotated[Optional[Path], typer.Option("--trials-out", help="Write every (setting, validation metrics) row as JSONL.")] = None,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Tune on VALIDATION (best ARI), report the chosen setting on TEST: the NEWS-COPY protocol."""
+
+    def go() -> None:
+        from neardup.eval.evaluate import load_labelled, pool
+        from neardup.eval.tune import tune as run_tune
+        from neardup.io.write import write_jsonl
+
+        cfg = build_config(method, None, ngram, char_ngrams, num_perm, None, None, "lsh", None, None, verify,
+                           cluster, max_cluster_size)
+        grid = [float(x) for x in thresholds.split(",")] if thresholds else None
+        if grid is not None:
+            for x in grid:
+                if not 0 < x <= 1:
+                    raise ConfigError(f"--thresholds: every threshold must be in (0, 1], got {x}")
+        val = load_labelled(validation, text_field=text_field, id_field=id_field)
+        tests = pool([load_labelled(p, text_field=text_field, id_field=id_field) for p in test])
+        out = run_tune(val, tests, cfg, thresholds=grid, progress=not quiet and fmt != "json")
+        trials = out.pop("trials")
+        if trials_out is not None:
+            write_jsonl(trials_out, iter(trials))
+        if fmt == "text":
+            out = {"params": out["params"], "validation": out["validation"], "test": out["test"]}
+        _print(out, fmt)
+
+    _guard(go)
+
+
+def main() -> None:
+    """Entry point for ``python -m neardup``."""
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

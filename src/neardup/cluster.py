@@ -1,0 +1,139 @@
+"""Cut the graph of verified pairs into clusters, pick each cluster's representative, flag oversized ones.
+
+Owns graph -> groups; must not score pairs or read/write files.
+
+* ``components``: connected components (every chain of duplicates is one cluster);
+* ``louvain`` / ``leiden``: modularity communities on the score-weighted graph, run per connected
+  component, which breaks weak links that chain unrelated groups together (templates, updates).
+
+Cluster ids are the index of the cluster's representative document: the longest text, ties going to
+the first seen. So ids and representatives are deterministic and independent of the algorithm's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neardup.config import ClusterConfig
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Cluster assignment of ``n`` documents.
+
+    ``labels[i]`` is the index of document i's representative (a singleton is its own);
+    ``sizes[i]`` the size of document i's cluster; ``oversized[i]`` whether that cluster is larger
+    than the configured ``max_cluster_size`` (templates, boilerplate: check before trusting it).
+    """
+
+    labels: np.ndarray
+    sizes: np.ndarray
+    oversized: np.ndarray
+
+    @property
+    def is_representative(self) -> np.ndarray:
+        """True for the one document kept from each cluster."""
+        return self.labels == np.arange(self.labels.size)
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of clusters, singletons included."""
+        return int(self.is_representative.sum())
+
+
+def connected_components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Component label (smallest member index) of each of ``n`` nodes, by union-find over arrays.
+
+    >>> connected_components(5, np.array([0, 3]), np.array([1, 4])).tolist()
+    [0, 0, 2, 3, 3]
+    """
+    parent = np.arange(n, dtype=np.int64)
+    if left.size == 0:
+        return parent
+    # Repeated pointer jumping on min labels: O(log n) rounds of vectorised work.
+    lo = np.minimum(left, right)
+    hi = np.maximum(left, right)
+    while True:
+        pl, ph = parent[lo], parent[hi]
+        new = parent.copy()
+        np.minimum.at(new, ph, pl)
+        np.minimum.at(new, pl, ph)
+        new = new[new]
+        while True:
+            nxt = new[new]
+            if np.array_equal(nxt, new):
+                break
+            new = nxt
+        if np.array_equal(new, parent):
+            return parent
+        parent = new
+
+
+def _communities(n: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray, cfg: ClusterConfig) -> np.ndarray:
+    import igraph as ig
+
+    graph = ig.Graph(n=n, edges=np.column_stack([left, right]).tolist(), directed=False)
+    graph.es["weight"] = np.maximum(weights, 1e-9).tolist()
+    if cfg.algorithm == "louvain":
+        import random
+
+        random.seed(cfg.seed)
+        ig.set_random_number_generator(random)
+        membership = graph.community_multilevel(weights="weight", resolution=cfg.resolution).membership
+    else:
+        import leidenalg
+
+        part = leidenalg.find_partition(
+            graph, leidenalg.RBConfigurationVertexPartition, weights="weight",
+            resolution_parameter=cfg.resolution, seed=cfg.seed, n_iterations=-1,
+        )
+        membership = part.membership
+    return np.asarray(membership, dtype=np.int64)
+
+
+def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, lengths: np.ndarray,
+                  config: ClusterConfig | None = None) -> Clusters:
+    """Cluster ``n`` documents from verified pairs ``(left, right, scores)``.
+
+    ``lengths`` (text length per document) decides representatives: longest, then first seen.
+
+    >>> c = cluster_pairs(4, np.array([0]), np.array([2]), np.array([0.9]), np.array([10, 5, 30, 1]))
+    >>> c.labels.tolist(), c.sizes.tolist()
+    ([2, 1, 2, 3], [2, 1, 2, 1])
+    """
+    cfg = config or ClusterConfig()
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    groups = connected_components(n, left, right)
+    if cfg.algorithm != "components" and left.size:
+        # Community detection only where there is something to split: the non-trivial components.
+        in_edge = np.zeros(n, dtype=bool)
+        in_edge[left] = True
+        in_edge[right] = True
+        nodes = np.flatnonzero(in_edge)
+        local = np.full(n, -1, dtype=np.int64)
+        local[nodes] = np.arange(nodes.size)
+        membership = _communities(nodes.size, local[left], local[right], np.asarray(scores, dtype=np.float64), cfg)
+        # A community never spans two components; prefix with the component to be safe.
+        key = groups[nodes] * (nodes.size + 1) + membership
+        _, comm = np.unique(key, return_inverse=True)
+        groups = np.arange(n, dtype=np.int64) + n  # singletons keep unique ids
+        groups[nodes] = comm
+    return _finalise(groups, np.asarray(lengths), cfg)
+
+
+def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig) -> Clusters:
+    n = groups.size
+    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    # Representative: longest text, ties to the smallest index (first seen).
+    order = np.lexsort((np.arange(n), -lengths.astype(np.int64), inverse))
+    first = np.ones(n, dtype=bool)
+    first[1:] = inverse[order][1:] != inverse[order][:-1]
+    rep_of_group = np.empty(counts.size, dtype=np.int64)
+    rep_of_group[inverse[order][first]] = order[first]
+    labels = rep_of_group[inverse]
+    sizes = counts[inverse]
+    oversized = sizes > cfg.max_cluster_size if cfg.max_cluster_size is not None else np.zeros(n, dtype=bool)
+    return Clusters(labels=labels, sizes=sizes, oversized=oversized)

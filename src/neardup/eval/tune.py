@@ -1,0 +1,132 @@
+"""Threshold tuning the NEWS-COPY way: sweep settings on a validation set, report the best on a test set.
+
+Owns the search grid and the choice of setting; must not implement stages or metrics.
+
+The representation is computed once per data set; for each candidate-rule setting (for MinHash:
+LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
+candidate pairs are found and scored once, then every verification threshold is a cheap filter
+followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the
+higher threshold); it is then run, unchanged, on the test set.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from neardup.cluster import cluster_pairs
+from neardup.config import DedupConfig
+from neardup.eval.evaluate import LabelledData, evaluate, score
+from neardup.pipeline import DedupResult, candidate_pairs, prepare
+
+DEFAULT_GRIDS: dict[str, list[float]] = {
+    "minhash": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
+    "ngram": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
+    "simhash": [round(float(x), 4) for x in np.arange(0.80, 0.9851, 0.015625)],
+}
+LSH_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One point of the sweep: the setting and its validation metrics."""
+
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+
+
+def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
+    """The candidate-rule settings swept for a method (as ``DedupConfig.replace`` keywords).
+
+    >>> len(candidate_settings(DedupConfig(method="ngram")))
+    1
+    """
+    if base.method != "minhash" or base.minhash.bands is not None:
+        return [{}]
+    k = base.minhash.num_perm
+    settings: list[dict[str, Any]] = [{"minhash__rule": "lsh", "minhash__lsh_threshold": t} for t in LSH_THRESHOLDS]
+    counts = sorted({max(2, int(round(f * k))) for f in MIN_COLLISIONS_FRACTIONS})
+    settings += [{"minhash__rule": "collisions", "minhash__min_collisions": c} for c in counts]
+    return settings
+
+
+def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None = None,
+          progress: bool = False) -> list[Trial]:
+    """Every (setting, threshold) on ``data`` with its metrics, computing each candidate set once."""
+    grid = sorted(thresholds or DEFAULT_GRIDS[base.method])
+    prep = prepare(data.corpus, base, progress=progress)
+    trials: list[Trial] = []
+    settings = candidate_settings(base)
+    bar = tqdm(total=len(settings) * len(grid), desc="tuning", unit="trial", disable=not progress, leave=False)
+    for setting in settings:
+        loosest = base.replace(threshold=grid[0], **setting)
+        t0 = time.perf_counter()
+        left, right, scores, info = candidate_pairs(prep, loosest)
+        seconds = time.perf_counter() - t0 + sum(prep.timings.values())
+        for t in grid:
+            keep = scores >= t - 1e-12
+            clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths,
+                                     base.cluster)
+            result = DedupResult(ids=data.corpus.ids, clusters=clusters, left=left[keep], right=right[keep],
+                                 scores=scores[keep], summary={})
+            metrics = score(result, data)
+            metrics.update(n_docs=len(data.corpus), seconds=round(seconds, 4))
+            params = {"threshold": t, **{k.split("__", 1)[-1]: v for k, v in setting.items()}}
+            trials.append(Trial(params=params, metrics=metrics))
+            bar.update(1)
+    bar.close()
+    return trials
+
+
+def best_trial(trials: list[Trial]) -> Trial:
+    """Highest ARI, then F1, then the higher (more conservative) threshold.
+
+    >>> best_trial([Trial({"threshold": 0.5}, {"ari": 0.8, "f1": 0.7}),
+    ...             Trial({"threshold": 0.6}, {"ari": 0.8, "f1": 0.7})]).params["threshold"]
+    0.6
+    """
+    return max(trials, key=lambda tr: (round(tr.metrics["ari"], 12), round(tr.metrics["f1"], 12),
+                                       tr.params["threshold"]))
+
+
+def config_for(base: DedupConfig, params: dict[str, Any]) -> DedupConfig:
+    """The full config of a tuned setting.
+
+    >>> config_for(DedupConfig(), {"threshold": 0.4, "rule": "collisions", "min_collisions": 8}).minhash.rule
+    'collisions'
+    """
+    changes: dict[str, Any] = {"threshold": params["threshold"]}
+    for key, value in params.items():
+        if key != "threshold":
+            changes[f"minhash__{key}"] = value
+    return base.replace(**changes)
+
+
+def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
+         thresholds: list[float] | None = None, progress: bool = False) -> dict[str, Any]:
+    """Pick the best setting on ``validation`` and report it on ``test``.
+
+    Returns ``params`` (the chosen setting), ``validation`` and ``test`` metrics (as :func:`evaluate`),
+    and ``trials`` (every point of the sweep, for plots).
+    """
+    t0 = time.perf_counter()
+    trials = sweep(validation, base, thresholds, progress=progress)
+    best = best_trial(trials)
+    chosen = config_for(base, best.params)
+    val_metrics = evaluate(validation, chosen)
+    out: dict[str, Any] = {
+        "method": base.method,
+        "params": best.params,
+        "validation": val_metrics,
+        "test": evaluate(test, chosen) if test is not None else None,
+        "n_trials": len(trials),
+        "seconds": round(time.perf_counter() - t0, 3),
+        "trials": [{**tr.params, **{k: tr.metrics[k] for k in ("ari", "precision", "recall", "f1")}}
+                   for tr in trials],
+    }
+    return out

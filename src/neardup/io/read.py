@@ -1,0 +1,265 @@
+"""Read a corpus from JSONL(.gz), Parquet, CSV, a folder of .txt files, or a Python iterable.
+
+Owns turning files into ids and texts, with errors that name the file, line and field; must not
+clean text (see text/normalize) or decide anything about duplicates.
+
+Rules, the same for every format:
+
+* every record needs a string id and a string text (``--id-field`` / ``--text-field``); a missing,
+  null or non-string field is an error naming file, line and field (or, with ``on_error="skip"``,
+  a counted skip listed in the summary);
+* ids must be unique (the error names both lines); integer ids are accepted and turned to strings;
+* an empty or whitespace-only text is kept (it is a singleton, never a duplicate) and counted;
+* a text longer than ``max_chars`` is kept whole in the output but only its first ``max_chars``
+  characters are compared; it is counted as truncated;
+* invalid UTF-8 or invalid JSON is an error naming file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MAX_CHARS = 5_000_000
+
+
+class InputError(ValueError):
+    """Bad input: the message names the file, the line (or row) and the field."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, message: str, field: str | None = None):
+        where = f"{path}"
+        if line is not None:
+            where += f", line {line}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.line = line
+        self.field = field
+
+
+@dataclass
+class Corpus:
+    """Documents in input order: ids, texts and, for labelled data, the true cluster of each.
+
+    >>> c = Corpus.from_texts(["a", "b"])
+    >>> c.ids, len(c)
+    (['0', '1'], 2)
+    """
+
+    ids: list[str]
+    texts: list[str]
+    labels: list[str | None] | None = None
+    source: str = "<memory>"
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    n_empty: int = 0
+    n_truncated: int = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], ids: Iterable[str] | None = None) -> Corpus:
+        """A corpus from Python strings; ids default to positions."""
+        records = ({"id": i, "text": t} for i, t in zip(ids if ids is not None else _counter(), texts))
+        return read_records(records, source="<memory>")
+
+    def subset(self, indices: Iterable[int]) -> Corpus:
+        """The documents at ``indices``, in that order."""
+        idx = list(indices)
+        return Corpus(
+            ids=[self.ids[i] for i in idx], texts=[self.texts[i] for i in idx],
+            labels=[self.labels[i] for i in idx] if self.labels is not None else None, source=self.source,
+        )
+
+
+def _counter() -> Iterator[str]:
+    i = 0
+    while True:
+        yield str(i)
+        i += 1
+
+
+def detect_format(path: Path) -> str:
+    """The reader a path needs: ``jsonl``, ``parquet``, ``csv`` or ``txtdir``.
+
+    >>> detect_format(Path("x.jsonl.gz"))
+    'jsonl'
+    """
+    if path.is_dir():
+        return "txtdir"
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz")):
+        return "jsonl"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+        return "csv"
+    raise InputError(path, None, "unknown input format: use .jsonl[.gz], .parquet, .csv[.gz] or a folder of .txt files")
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL(.gz) file."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, lineno, f"invalid UTF-8 at byte {exc.start} of the line") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    delimiter = "\t" if ".tsv" in path.name.lower() else ","
+    with opener(path, "rb") as fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        reader = csv.DictReader(text, delimiter=delimiter)
+        try:
+            for row in reader:
+                yield reader.line_num, dict(row)
+        except UnicodeDecodeError as exc:
+            raise InputError(path, reader.line_num + 1, f"invalid UTF-8 ({exc.reason})") from None
+        except csv.Error as exc:
+            raise InputError(path, reader.line_num, f"bad CSV: {exc}") from None
+
+
+def _iter_parquet(path: Path, fields: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise InputError(path, None, f"not a readable Parquet file ({exc})") from None
+    present = [f for f in fields if f in pf.schema_arrow.names]
+    row = 0
+    for batch in pf.iter_batches(columns=present or None, batch_size=8192):
+        for rec in batch.to_pylist():
+            row += 1
+            yield row, rec
+
+
+def _iter_txtdir(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in {".txt", ".text", ".md"})
+    for i, file in enumerate(files, start=1):
+        try:
+            text = file.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(file, None, f"invalid UTF-8 at byte {exc.start}") from None
+        yield i, {"id": str(file.relative_to(path)), "text": text}
+
+
+def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row number, record) for every record of a supported file or folder."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(p, None, "no such file or folder")
+    fmt = detect_format(p)
+    if fmt == "jsonl":
+        return iter_jsonl(p)
+    if fmt == "csv":
+        return _iter_csv(p)
+    if fmt == "parquet":
+        return _iter_parquet(p, fields or [])
+    return _iter_txtdir(p)
+
+
+def read_corpus(path: str | os.PathLike[str], text_field: str = "text", id_field: str = "id",
+                label_field: str | None = None, on_error: str = "raise",
+                max_chars: int = DEFAULT_MAX_CHARS) -> Corpus:
+    """Read every document of a file or folder (see the module docstring for the rules).
+
+    ``label_field`` (e.g. ``"cluster"``) also reads true cluster labels; null means singleton.
+    """
+    fields = [id_field, text_field] + ([label_field] if label_field else [])
+    corpus = read_records(iter_records(path, fields), source=str(path), text_field=text_field, id_field=id_field,
+                          label_field=label_field, on_error=on_error, max_chars=max_chars)
+    if len(corpus) == 0:
+        raise InputError(path, None, "no documents found (empty input)")
+    return corpus
+
+
+def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
+                 text_field: str = "text", id_field: str = "id", label_field: str | None = None,
+                 on_error: str = "raise", max_chars: int = DEFAULT_MAX_CHARS) -> Corpus:
+    """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus`."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source)
+    seen: dict[str, int] = {}
+    for position, item in enumerate(records, start=1):
+        lineno, rec = item if isinstance(item, tuple) else (position, item)
+        try:
+            doc_id = _field(rec, id_field, source, lineno, kinds=(str, int))
+            text = _field(rec, text_field, source, lineno, kinds=(str,))
+            doc_id = str(doc_id)
+            if doc_id in seen:
+                raise InputError(source, lineno, f"duplicate id {doc_id!r} (first seen on line {seen[doc_id]})", id_field)
+        except InputError as exc:
+            if on_error == "raise":
+                raise
+            corpus.skipped.append({"line": lineno, "error": str(exc)})
+            continue
+        seen[doc_id] = lineno
+        if not text.strip():
+            corpus.n_empty += 1
+        if len(text) > max_chars:
+            corpus.n_truncated += 1
+        corpus.ids.append(doc_id)
+        corpus.texts.append(text)
+        if corpus.labels is not None and label_field is not None:
+            label = rec.get(label_field)
+            corpus.labels.append(None if label is None else str(label))
+    return corpus
+
+
+def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:
+    if name not in rec:
+        raise InputError(source, lineno, "missing field", name)
+    value = rec[name]
+    if value is None:
+        raise InputError(source, lineno, "field is null", name)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        expected = " or ".join(k.__name__ for k in kinds)
+        raise InputError(source, lineno, f"expected {expected}, got {type(value).__name__}", name)
+    return value
+
+
+def read_pair_labels(path: str | os.PathLike[str]) -> list[tuple[str, str, int]]:
+    """Labelled pairs ``(a, b, label)`` from a pairs JSONL file (label 1 = duplicate)."""
+    out = []
+    p = Path(path)
+    for lineno, rec in iter_jsonl(p):
+        for name in ("a", "b", "label"):
+            if name not in rec:
+                raise InputError(p, lineno, "missing field", name)
+        out.append((str(rec["a"]), str(rec["b"]), int(bool(rec["label"]))))
+    if not out:
+        raise InputError(p, None, "no labelled pairs found (empty input)")
+    return out
+
+
+def is_pair_file(path: str | os.PathLike[str]) -> bool:
+    """True when a JSONL file holds labelled pairs (a, b, label) rather than documents."""
+    p = Path(path)
+    if p.is_dir() or detect_format(p) != "jsonl":
+        return False
+    for _, rec in iter_jsonl(p):
+        return {"a", "b", "label"} <= rec.keys() and "text" not in rec
+    return False

@@ -1,0 +1,243 @@
+"""Tokenize normalized text and turn it into sets of 64-bit shingle hashes.
+
+Owns tokens, word/character n-grams and their hashing; must not normalize text or compare documents.
+
+Each token is hashed once with xxhash (XXH3, 64 bits, cached per token); a word n-gram's hash
+combines its tokens' hashes position by position with a fixed 64-bit mixing (vectorised in NumPy),
+so no n-gram string is ever built. Character n-grams are hashed directly with XXH3.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import xxhash
+
+from neardup.config import ShingleConfig
+
+_TOKEN_RE = re.compile(r"\w+")
+_EMPTY = np.empty(0, dtype=np.uint64)
+_TOKEN_CACHE: dict[str, int] = {}  # token -> XXH3 hash; bounded, shared by all calls
+_TOKEN_CACHE_MAX = 2_000_000
+# Odd 64-bit constants: one multiplier per n-gram position (from the SplitMix64/xxhash families).
+_POSITION_MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xC2B2AE3D27D4EB4F,
+     0x165667B19E3779F9, 0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53],
+    dtype=np.uint64,
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split normalized text into word tokens.
+
+    >>> tokenize("the cat, sat")
+    ['the', 'cat', 'sat']
+    """
+    return _TOKEN_RE.findall(text)
+
+
+def _token_hash(token: str) -> int:
+    h = _TOKEN_CACHE.get(token)
+    if h is None:
+        h = xxhash.xxh3_64_intdigest(token.encode("utf-8", "surrogatepass"))
+        if len(_TOKEN_CACHE) < _TOKEN_CACHE_MAX:
+            _TOKEN_CACHE[token] = h
+    return h
+
+
+def token_hashes(tokens: Sequence[str]) -> np.ndarray:
+    """64-bit XXH3 hash of each token, as a uint64 array.
+
+    >>> token_hashes(["a", "a"]).tolist()[0] == token_hashes(["a"]).tolist()[0]
+    True
+    """
+    return np.fromiter((_token_hash(t) for t in tokens), dtype=np.uint64, count=len(tokens))
+
+
+def _multiplier(position: int) -> np.uint64:
+    if position < len(_POSITION_MULTIPLIERS):
+        return _POSITION_MULTIPLIERS[position]
+    return np.uint64(xxhash.xxh3_64_intdigest(position.to_bytes(8, "little")) | 1)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser: spreads every input bit over the output."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(27))
+    h = h * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def word_shingles(tokens: Sequence[str], n: int) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the word n-grams of ``tokens`` (in order of position).
+
+    A text shorter than ``n`` tokens gives one shingle of all its tokens, so short texts still match.
+
+    >>> len(word_shingles("a b c d".split(), 3))
+    2
+    """
+    return np.unique(word_shingle_sequence(tokens, n))
+
+
+def word_shingle_sequence(tokens: Sequence[str], n: int) -> np.ndarray:
+    """64-bit hashes of the word n-grams of ``tokens`` in text order (repeats kept).
+
+    >>> word_shingle_sequence("a b a b".split(), 2).tolist()[0] == word_shingle_sequence(["a", "b"], 2).tolist()[0]
+    True
+    """
+    if not tokens:
+        return _EMPTY
+    th = token_hashes(tokens)
+    m = max(len(th) - n + 1, 1)
+    width = min(n, len(th))
+    with np.errstate(over="ignore"):
+        acc = th[:m] * _multiplier(0)
+        for i in range(1, width):
+            acc = acc + th[i : i + m] * _multiplier(i)
+        return _mix(acc + np.uint64(width))
+
+
+def char_shingles(text: str, n: int) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the character n-grams of ``text``.
+
+    >>> len(char_shingles("abcab", 2))
+    3
+    """
+    if not text:
+        return _EMPTY
+    if len(text) <= n:
+        return np.array([xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass"))], dtype=np.uint64)
+    grams = {text[i : i + n] for i in range(len(text) - n + 1)}
+    digest = xxhash.xxh3_64_intdigest
+    return np.unique(np.fromiter((digest(g.encode("utf-8", "surrogatepass")) for g in grams),
+                                 dtype=np.uint64, count=len(grams)))
+
+
+def shingle(text: str, config: ShingleConfig | None = None) -> np.ndarray:
+    """Sorted unique shingle hashes of one normalized text, as configured.
+
+    >>> shingle("one two three four", ShingleConfig(n=3)).shape
+    (2,)
+    """
+    cfg = config or ShingleConfig()
+    if cfg.char:
+        return char_shingles(text, cfg.n)
+    return word_shingles(tokenize(text), cfg.n)
+
+
+class ShingleSets:
+    """The shingle sets of many documents in one flat array (CSR layout: values + offsets).
+
+    ``sets[i]`` is document i's sorted unique uint64 hashes; 8 bytes per shingle, no Python objects.
+
+    >>> sets = shingle_many(["a b c", "", "a b c d"], ShingleConfig(n=3))
+    >>> sets.sizes.tolist()
+    [1, 0, 2]
+    """
+
+    __slots__ = ("values", "offsets")
+
+    def __init__(self, values: np.ndarray, offsets: np.ndarray) -> None:
+        self.values = values
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Number of distinct shingles per document."""
+        return np.diff(self.offsets)
+
+    @property
+    def doc_index(self) -> np.ndarray:
+        """For each value, the index of the document it belongs to."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), self.sizes)
+
+    @classmethod
+    def concat(cls, parts: Sequence[ShingleSets]) -> ShingleSets:
+        """Join the sets of consecutive batches into one."""
+        if not parts:
+            return cls(_EMPTY.copy(), np.zeros(1, dtype=np.int64))
+        values = np.concatenate([p.values for p in parts])
+        offsets = [np.zeros(1, dtype=np.int64)]
+        base = 0
+        for p in parts:
+            offsets.append(p.offsets[1:] + base)
+            base += int(p.offsets[-1])
+        return cls(values, np.concatenate(offsets))
+
+
+def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleSets:
+    """Sort each document's hashes and drop repeats, for all documents at once."""
+    order = np.lexsort((values, doc))
+    values, doc = values[order], doc[order]
+    keep = np.ones(values.size, dtype=bool)
+    if values.size > 1:
+        keep[1:] = (values[1:] != values[:-1]) | (doc[1:] != doc[:-1])
+    values, doc = values[keep], doc[keep]
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(doc, minlength=n_docs), out=offsets[1:])
+    return ShingleSets(values, offsets)
+
+
+def _word_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
+    cache = _TOKEN_CACHE
+    hashes: list[int] = []
+    lengths = np.zeros(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        tokens = _TOKEN_RE.findall(text)
+        lengths[i] = len(tokens)
+        for tok in tokens:
+            h = cache.get(tok)
+            if h is None:
+                h = xxhash.xxh3_64_intdigest(tok.encode("utf-8", "surrogatepass"))
+                if len(cache) < _TOKEN_CACHE_MAX:
+                    cache[tok] = h
+            hashes.append(h)
+    th = np.array(hashes, dtype=np.uint64)
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    # n-gram at flat position p belongs to doc d when p + n <= end of d; short docs keep one gram.
+    doc_of_token = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    ends = starts[1:][doc_of_token]
+    pos = np.arange(th.size, dtype=np.int64)
+    width = np.minimum(n, lengths)[doc_of_token]
+    is_start = (pos + n <= ends) | ((pos == starts[:-1][doc_of_token]) & (lengths[doc_of_token] < n))
+    first = pos[is_start]
+    width = width[is_start]
+    with np.errstate(over="ignore"):
+        acc = np.zeros(first.size, dtype=np.uint64)
+        for i in range(n):
+            valid = i < width
+            idx = np.minimum(first + i, max(th.size - 1, 0))
+            term = th[idx] * _multiplier(i) if th.size else np.zeros(0, dtype=np.uint64)
+            acc = acc + np.where(valid, term, np.uint64(0))
+        grams = _mix(acc + width.astype(np.uint64))
+    return _unique_within(grams, doc_of_token[is_start], len(texts))
+
+
+def _char_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
+    parts = [char_shingles(t, n) for t in texts]
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([p.size for p in parts], out=offsets[1:])
+    values = np.concatenate(parts) if parts else _EMPTY.copy()
+    return ShingleSets(values, offsets)
+
+
+def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batch_size: int = 2048) -> ShingleSets:
+    """Shingle every normalized text into one :class:`ShingleSets` (vectorised per batch).
+
+    >>> shingle_many(["a b c", ""]).sizes.tolist()
+    [1, 0]
+    """
+    cfg = config or ShingleConfig()
+    make = _char_shingle_batch if cfg.char else _word_shingle_batch
+    parts = [make(texts[i : i + batch_size], cfg.n) for i in range(0, len(texts), batch_size)]
+    return ShingleSets.concat(parts)

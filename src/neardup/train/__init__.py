@@ -1,0 +1,1 @@
+"""neardup.train"""

@@ -1,0 +1,104 @@
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.candidates.allpairs import shared_shingle_pairs
+from neardup.candidates.buckets import count_pairs, pairs_from_keys, unique_pairs
+from neardup.candidates.hamming import hamming_pairs, table_plan
+from neardup.candidates.lsh import collision_pairs, collision_probability, lsh_pairs, optimal_bands_rows
+from neardup.config import ShingleConfig
+from neardup.represent.minhash import signatures
+from neardup.represent.simhash import hamming
+from neardup.text.shingle import shingle_many
+
+
+@given(st.lists(st.integers(0, 6), min_size=0, max_size=40))
+@settings(max_examples=80, deadline=None)
+def test_pairs_from_keys_matches_brute_force(keys):
+    keys_arr = np.array(keys, dtype=np.int64)
+    docs = np.arange(len(keys), dtype=np.int64)
+    left, right = pairs_from_keys(keys_arr, docs)
+    got = set(zip(left.tolist(), right.tolist()))
+    want = {(i, j) for i, j in itertools.combinations(range(len(keys)), 2) if keys[i] == keys[j]}
+    assert got == want
+
+
+def test_big_groups_become_stars_or_are_skipped():
+    keys = np.zeros(10, dtype=np.int64)
+    docs = np.arange(10, dtype=np.int64)
+    left, right = pairs_from_keys(keys, docs, star_above=4)
+    assert set(left.tolist()) == {0} and right.tolist() == list(range(1, 10))
+    assert pairs_from_keys(keys, docs, max_group=4)[0].size == 0
+
+
+def test_unique_and_count_pairs():
+    left, right = unique_pairs(np.array([2, 1, 1]), np.array([1, 2, 1]))
+    assert list(zip(left.tolist(), right.tolist())) == [(1, 2)]
+    l, r, c = count_pairs(np.array([0, 0, 0, 1]), np.array([1, 1, 2, 2]))
+    assert list(zip(l.tolist(), r.tolist(), c.tolist())) == [(0, 1, 2), (0, 2, 1), (1, 2, 1)]
+
+
+def test_optimal_bands_rows_fit_and_move_with_threshold():
+    for t in (0.2, 0.5, 0.8):
+        b, r = optimal_bands_rows(t, 128)
+        assert b * r <= 128
+        # The S-curve crosses 0.5 near the threshold.
+        assert collision_probability(min(t + 0.3, 1.0), b, r) > 0.5
+    assert optimal_bands_rows(0.8, 128)[1] > optimal_bands_rows(0.2, 128)[1]
+
+
+def _corpus():
+    base = [f"story {i} about " + " ".join(f"w{i}_{k}" for k in range(40)) for i in range(30)]
+    dups = [t.replace(f"w{i}_3 ", "changed ") for i, t in enumerate(base[:10])]
+    return base + dups
+
+
+def test_lsh_finds_planted_near_duplicates_and_excludes_empty():
+    sets = shingle_many(_corpus() + ["", ""], ShingleConfig(n=3))
+    sig = signatures(sets, 128)
+    left, right = lsh_pairs(sig, *optimal_bands_rows(0.5, 128), exclude=sets.sizes == 0)
+    pairs = set(zip(left.tolist(), right.tolist()))
+    assert {(i, 30 + i) for i in range(10)} <= pairs
+    assert not any(40 in p or 41 in p for p in pairs)  # two empty docs never pair
+
+
+def test_collision_rule_counts_agreeing_positions():
+    sets = shingle_many(_corpus(), ShingleConfig(n=3))
+    sig = signatures(sets, 64)
+    left, right, counts = collision_pairs(sig, min_collisions=20)
+    brute = {(i, j) for i, j in itertools.combinations(range(len(sets)), 2) if (sig[i] == sig[j]).sum() >= 20}
+    assert set(zip(left.tolist(), right.tolist())) == brute
+    assert all(c == (sig[i] == sig[j]).sum() for i, j, c in zip(left, right, counts))
+
+
+def test_inverted_index_counts_shared_shingles_exactly():
+    texts = ["a b c d e", "a b c d f", "q r s t", "a b c d e"]
+    sets = shingle_many(texts, ShingleConfig(n=2))
+    left, right, shared = shared_shingle_pairs(sets)
+    got = {(int(a), int(b)): int(c) for a, b, c in zip(left, right, shared)}
+    for (a, b), c in got.items():
+        assert c == np.intersect1d(sets[a], sets[b]).size
+    assert got[(0, 3)] == 4 and (0, 2) not in got
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=25), st.integers(0, 12), st.integers(0, 2**32))
+@settings(max_examples=40, deadline=None)
+def test_hamming_pairs_has_no_false_negatives(values, k, seed):
+    rng = np.random.default_rng(seed)
+    fps = np.array(values, dtype=np.uint64)
+    # Plant near neighbours: flip up to k bits of some values.
+    flips = [int(v) ^ int(sum(1 << int(b) for b in rng.choice(64, size=rng.integers(0, k + 1), replace=False)))
+             for v in values[:5]]
+    fps = np.concatenate([fps, np.array(flips, dtype=np.uint64)])
+    left, right, dist = hamming_pairs(fps, k)
+    got = set(zip(left.tolist(), right.tolist()))
+    want = {(i, j) for i, j in itertools.combinations(range(fps.size), 2)
+            if hamming(fps[i : i + 1], fps[j : j + 1])[0] <= k}
+    assert got == want
+
+
+def test_table_plan_keeps_keys_wide_enough():
+    blocks, m = table_plan(6)
+    assert m * 64 // blocks >= 16 and blocks == 6 + m

@@ -1,0 +1,107 @@
+import gzip
+import json
+import os
+import stat
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.io.read import InputError, read_corpus, read_records
+from neardup.io.write import atomic_path, write_json
+
+
+def _jsonl(path, lines):
+    path.write_bytes(b"".join((l if isinstance(l, bytes) else l.encode()) + b"\n" for l in lines))
+    return path
+
+
+def test_reads_every_format_the_same(tmp_path):
+    recs = [{"id": "a", "text": "alpha beta"}, {"id": "b", "text": "gamma delta"}]
+    _jsonl(tmp_path / "d.jsonl", [json.dumps(r) for r in recs])
+    with gzip.open(tmp_path / "d.jsonl.gz", "wt") as fh:
+        fh.write("\n".join(json.dumps(r) for r in recs))
+    pq.write_table(pa.Table.from_pylist(recs), tmp_path / "d.parquet")
+    (tmp_path / "d.csv").write_text("id,text\na,alpha beta\nb,gamma delta\n")
+    folder = tmp_path / "txt"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha beta")
+    (folder / "b.txt").write_text("gamma delta")
+    for name in ("d.jsonl", "d.jsonl.gz", "d.parquet", "d.csv"):
+        c = read_corpus(tmp_path / name)
+        assert c.ids == ["a", "b"] and c.texts == ["alpha beta", "gamma delta"], name
+    c = read_corpus(folder)
+    assert c.ids == ["a.txt", "b.txt"] and c.texts == ["alpha beta", "gamma delta"]
+
+
+def test_custom_fields_and_integer_ids(tmp_path):
+    p = _jsonl(tmp_path / "d.jsonl", [json.dumps({"doc": 7, "body": "x y"})])
+    c = read_corpus(p, text_field="body", id_field="doc")
+    assert c.ids == ["7"] and c.texts == ["x y"]
+
+
+@pytest.mark.parametrize(
+    "lines, line, field, words",
+    [
+        ([b'{"id": "a", "text": "ok"}', b'{"id": "b"}'], 2, "text", "missing field"),
+        ([b'{"id": "a", "text": null}'], 1, "text", "null"),
+        ([b'{"id": "a", "text": 5}'], 1, "text", "expected str"),
+        ([b'{"text": "x"}'], 1, "id", "missing field"),
+        ([b'{"id": "a", "text": "x"}', b'{"id": "a", "text": "y"}'], 2, "id", "duplicate id 'a' (first seen on line 1)"),
+        ([b'{"id": "a", "text": "x"}', b'not json'], 2, None, "not valid JSON"),
+        ([b'{"id": "a", "text": "caf\xe9"}'], 1, None, "invalid UTF-8"),
+        ([b'["a", "b"]'], 1, None, "expected a JSON object"),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path, lines, line, field, words):
+    p = _jsonl(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(InputError) as err:
+        read_corpus(p)
+    msg = str(err.value)
+    assert str(p) in msg and f"line {line}" in msg and words in msg
+    if field:
+        assert f"field {field!r}" in msg
+    assert err.value.line == line
+
+
+def test_skip_mode_counts_and_keeps_the_good_records(tmp_path):
+    p = _jsonl(tmp_path / "d.jsonl", [b'{"id": "a", "text": "x"}', b'{"id": "b"}', b'{"id": "a", "text": "y"}',
+                                      b'{"id": "c", "text": "z"}'])
+    c = read_corpus(p, on_error="skip")
+    assert c.ids == ["a", "c"] and [s["line"] for s in c.skipped] == [2, 3]
+
+
+def test_empty_file_and_missing_file(tmp_path):
+    (tmp_path / "e.jsonl").write_text("\n\n")
+    with pytest.raises(InputError, match="no documents"):
+        read_corpus(tmp_path / "e.jsonl")
+    with pytest.raises(InputError, match="no such file"):
+        read_corpus(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match="unknown input format"):
+        (tmp_path / "x.docx").write_text("x")
+        read_corpus(tmp_path / "x.docx")
+
+
+def test_empty_and_huge_texts_are_kept_and_counted(tmp_path):
+    c = read_records([{"id": "e", "text": "  "}, {"id": "h", "text": "word " * 20}], max_chars=50)
+    assert c.ids == ["e", "h"] and c.n_empty == 1 and c.n_truncated == 1
+
+
+def test_corrupt_parquet_is_a_clear_error(tmp_path):
+    p = tmp_path / "bad.parquet"
+    p.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        read_corpus(p)
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path):
+    target = tmp_path / "out.json"
+    write_json(target, {"v": 1})
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("interrupted")
+    assert json.loads(target.read_text()) == {"v": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    assert mode & stat.S_IRGRP  # readable like any normal file, not 0600

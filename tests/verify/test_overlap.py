@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.config import ShingleConfig
+from neardup.text.shingle import ShingleSets, shingle_many
+from neardup.verify.overlap import idf_weights, intersection_sizes, jaccard, overlap_coefficient, score_pairs
+
+int_sets = st.lists(st.sets(st.integers(0, 40), max_size=25), min_size=2, max_size=8)
+
+
+def _sets(py_sets):
+    arrays = [np.array(sorted(s), dtype=np.uint64) for s in py_sets]
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.size for a in arrays], out=offsets[1:])
+    values = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+    return ShingleSets(values, offsets)
+
+
+@given(int_sets)
+@settings(max_examples=80, deadline=None)
+def test_vectorised_scores_equal_set_arithmetic(py_sets):
+    sets = _sets(py_sets)
+    n = len(py_sets)
+    left, right = np.triu_indices(n, k=1)
+    inter = intersection_sizes(sets, left, right, block=3)
+    jac = score_pairs(sets, left, right, "jaccard")
+    ovl = score_pairs(sets, left, right, "overlap")
+    for k, (a, b) in enumerate(zip(left, right)):
+        A, B = py_sets[a], py_sets[b]
+        assert inter[k] == len(A & B)
+        assert jac[k] == (len(A & B) / len(A | B) if A | B else 0.0)
+        assert ovl[k] == (len(A & B) / min(len(A), len(B)) if A and B else 0.0)
+
+
+def test_hand_computed_values():
+    a, b = np.array([1, 2, 3, 4], dtype=np.uint64), np.array([3, 4, 5], dtype=np.uint64)
+    assert jaccard(a, b) == 2 / 5
+    assert overlap_coefficient(a, b) == 2 / 3
+
+
+def test_overlap_forgives_abridgement_and_jaccard_does_not():
+    full = "one two three four five six seven eight nine ten eleven twelve"
+    abridged = "one two three four five six"
+    sets = shingle_many([full, abridged], ShingleConfig(n=2))
+    l, r = np.array([0]), np.array([1])
+    assert score_pairs(sets, l, r, "overlap")[0] == 1.0
+    assert score_pairs(sets, l, r, "jaccard")[0] < 0.5
+
+
+def test_weighted_overlap_discounts_shared_boilerplate():
+    # Ten notices from one template with different figures; one of them is re-sent.
+    notices = [f"quarterly dividend {i} cents vs {i + 1} cents pay april record march" for i in range(10)]
+    texts = notices + [notices[0]]
+    sets = shingle_many(texts, ShingleConfig(n=2))
+    l, r = np.array([0, 0]), np.array([1, 10])
+    plain = score_pairs(sets, l, r, "overlap")
+    weighted = score_pairs(sets, l, r, "weighted-overlap")
+    assert weighted[1] == pytest.approx(1.0)  # the re-send
+    assert weighted[0] < plain[0]  # template siblings drop
+    w = idf_weights(sets, power=1)
+    assert w.shape == sets.values.shape and (w > 0).all()
