@@ -114,23 +114,30 @@ def dedup(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
     drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
     on_error: Annotated[str, typer.Option("--on-error", help="raise | skip: what a bad record does (skips are counted in summary.json).")] = "raise",
+    memory_limit: Annotated[str, typer.Option("--memory-limit", help="Peak memory of the whole run, e.g. 1GB (sets batch sizes and partitions).")] = "2GB",
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes (0: one per core).")] = 0,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run from its last completed shard/stage.")] = False,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="Where shards and checkpoints go (default OUTDIR/.neardup-work).")] = None,
+    keep_work: Annotated[bool, typer.Option("--keep-work", help="Keep the work directory after success.")] = False,
+    batch_docs: Annotated[Optional[int], typer.Option("--batch-docs", help="Documents per shard (default: from --memory-limit).")] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
 
     def go() -> None:
-        from neardup.api import dedup as api_dedup
-        from neardup.io.keep import write_kept
+        from neardup.engine.local import EngineConfig, parse_size, run_chunked
+        from neardup.io.keep import kept_ids, write_kept
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
                            min_collisions, verify, cluster, max_cluster_size)
-        result = api_dedup(input, config=cfg, text_field=text_field, id_field=id_field, on_error=on_error,
-                           progress=not quiet)
-        result.write(outdir)
-        line = (f"{result.summary['n_docs']} documents, {result.summary['n_duplicate_clusters']} duplicate clusters, "
-                f"{result.summary['n_duplicates']} duplicates ({100 * result.summary['duplicate_ratio']:.1f}%) -> {outdir}")
+        engine = EngineConfig(memory_limit=parse_size(memory_limit), workers=workers, resume=resume,
+                              work_dir=str(work_dir) if work_dir else None, keep_work=keep_work, progress=not quiet,
+                              batch_docs=batch_docs)
+        summary = run_chunked(input, outdir, cfg, engine, text_field=text_field, id_field=id_field, on_error=on_error)
+        line = (f"{summary['n_docs']} documents, {summary['n_duplicate_clusters']} duplicate clusters, "
+                f"{summary['n_duplicates']} duplicates ({100 * summary['duplicate_ratio']:.1f}%) -> {outdir}")
         if keep is not None:
-            n_kept = write_kept(input, result, keep, id_field=id_field, drop_oversized=drop_oversized)
+            n_kept = write_kept(input, kept_ids(outdir / "clusters.parquet", drop_oversized), keep, id_field=id_field)
             line += f"; kept {n_kept} -> {keep}"
         if not quiet:
             typer.echo(line, err=True)

@@ -52,7 +52,7 @@ class Prepared:
     def compatible_with(self, config: DedupConfig) -> bool:
         """True when ``config`` would compute the same representation."""
         a, b = self.config, config
-        same = a.method == b.method and a.normalize == b.normalize and _shingle_cfg(a) == _shingle_cfg(b)
+        same = a.method == b.method and a.normalize == b.normalize and shingle_config_for(a) == shingle_config_for(b)
         if a.method == "minhash":
             same = same and (a.minhash.num_perm, a.minhash.seed) == (b.minhash.num_perm, b.minhash.seed)
         return same
@@ -115,7 +115,8 @@ class DedupResult:
         write_json(out / "summary.json", self.summary)
 
 
-def _shingle_cfg(config: DedupConfig) -> ShingleConfig:
+def shingle_config_for(config: DedupConfig) -> ShingleConfig:
+    """The shingling a method uses (SimHash always uses character shingles)."""
     if config.method == "simhash":
         return ShingleConfig(n=config.simhash.n, char=True)
     return config.shingle
@@ -133,7 +134,7 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     from neardup.io.read import DEFAULT_MAX_CHARS
 
     limit = max_chars or DEFAULT_MAX_CHARS
-    shingle_cfg = _shingle_cfg(config)
+    shingle_cfg = shingle_config_for(config)
     timings: dict[str, float] = {"normalize": 0.0, "shingle": 0.0}
     parts: list[ShingleSets] = []
     n = len(corpus)

@@ -14,27 +14,33 @@ import numpy as np
 
 from neardup.io.read import iter_records
 from neardup.io.write import write_jsonl
-from neardup.pipeline import DedupResult
 
 
-def kept_ids(result: DedupResult, drop_oversized: bool = False) -> set[str]:
-    """Ids of the representatives; with ``drop_oversized`` none from an oversized cluster."""
-    mask = result.clusters.is_representative.copy()
+def kept_ids(clusters_parquet: str | os.PathLike[str], drop_oversized: bool = False) -> set[str]:
+    """Ids of the representatives in a ``clusters.parquet``; with ``drop_oversized`` none from an oversized cluster."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(clusters_parquet, columns=["id", "is_representative", "oversized"])
+    ids = table["id"].to_pylist()
+    rep = table["is_representative"].to_numpy(zero_copy_only=False)
     if drop_oversized:
-        mask &= ~result.clusters.oversized
-    return {result.ids[i] for i in np.flatnonzero(mask)}
+        rep = rep & ~table["oversized"].to_numpy(zero_copy_only=False)
+    return {ids[i] for i in np.flatnonzero(rep)}
 
 
-def write_kept(input_path: str | os.PathLike[str], result: DedupResult, out_path: str | os.PathLike[str],
-               id_field: str = "id", drop_oversized: bool = False) -> int:
-    """Copy the kept records of ``input_path`` to ``out_path`` (JSONL, atomically); returns the count."""
-    keep = kept_ids(result, drop_oversized)
+def write_kept(input_path: str | os.PathLike[str], keep: set[str], out_path: str | os.PathLike[str],
+               id_field: str = "id") -> int:
+    """Copy the records of ``input_path`` whose id is in ``keep`` to ``out_path`` (JSONL, atomically).
+
+    Returns the count. Only the first record of an id is copied.
+    """
+    remaining = set(keep)
 
     def records() -> Iterator[dict[str, Any]]:
         for _, rec in iter_records(input_path):
             doc_id = rec.get(id_field)
-            if doc_id is not None and str(doc_id) in keep:
-                keep.discard(str(doc_id))  # first occurrence only
+            if doc_id is not None and str(doc_id) in remaining:
+                remaining.discard(str(doc_id))
                 yield rec
 
     return write_jsonl(out_path, records())

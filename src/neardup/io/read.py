@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import xxhash
+
 DEFAULT_MAX_CHARS = 5_000_000
 
 
@@ -199,34 +201,60 @@ def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[st
                  text_field: str = "text", id_field: str = "id", label_field: str | None = None,
                  on_error: str = "raise", max_chars: int = DEFAULT_MAX_CHARS) -> Corpus:
     """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus`."""
+    corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source)
+    for doc in iter_documents(records, source, text_field, id_field, on_error, corpus.skipped, label_field):
+        if not doc.text.strip():
+            corpus.n_empty += 1
+        if len(doc.text) > max_chars:
+            corpus.n_truncated += 1
+        corpus.ids.append(doc.id)
+        corpus.texts.append(doc.text)
+        if corpus.labels is not None:
+            corpus.labels.append(doc.label)
+    return corpus
+
+
+@dataclass(frozen=True)
+class Document:
+    """One validated record: input line, id, text and (for labelled data) its true cluster."""
+
+    line: int
+    id: str
+    text: str
+    label: str | None = None
+
+
+def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
+                   text_field: str = "text", id_field: str = "id", on_error: str = "raise",
+                   skipped: list[dict[str, Any]] | None = None, label_field: str | None = None,
+                   id_hashes: bool = False) -> Iterator[Document]:
+    """Validate records one by one (streaming), applying the rules of the module docstring.
+
+    Duplicate ids are found with a set of the ids seen (or, with ``id_hashes``, of their 64-bit
+    XXH3 hashes: 8 bytes a document, for corpora too large to hold every id).
+    """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source)
-    seen: dict[str, int] = {}
+    seen: dict[Any, int] = {}
     for position, item in enumerate(records, start=1):
         lineno, rec = item if isinstance(item, tuple) else (position, item)
         try:
-            doc_id = _field(rec, id_field, source, lineno, kinds=(str, int))
+            doc_id = str(_field(rec, id_field, source, lineno, kinds=(str, int)))
             text = _field(rec, text_field, source, lineno, kinds=(str,))
-            doc_id = str(doc_id)
-            if doc_id in seen:
-                raise InputError(source, lineno, f"duplicate id {doc_id!r} (first seen on line {seen[doc_id]})", id_field)
+            key: Any = xxhash.xxh3_64_intdigest(doc_id.encode("utf-8", "surrogatepass")) if id_hashes else doc_id
+            if key in seen:
+                raise InputError(source, lineno, f"duplicate id {doc_id!r} (first seen on line {seen[key]})", id_field)
         except InputError as exc:
             if on_error == "raise":
                 raise
-            corpus.skipped.append({"line": lineno, "error": str(exc)})
+            if skipped is not None:
+                skipped.append({"line": lineno, "error": str(exc)})
             continue
-        seen[doc_id] = lineno
-        if not text.strip():
-            corpus.n_empty += 1
-        if len(text) > max_chars:
-            corpus.n_truncated += 1
-        corpus.ids.append(doc_id)
-        corpus.texts.append(text)
-        if corpus.labels is not None and label_field is not None:
-            label = rec.get(label_field)
-            corpus.labels.append(None if label is None else str(label))
-    return corpus
+        seen[key] = lineno
+        label = None
+        if label_field is not None and rec.get(label_field) is not None:
+            label = str(rec[label_field])
+        yield Document(line=lineno, id=doc_id, text=text, label=label)
 
 
 def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:

@@ -20,8 +20,11 @@ import pyarrow.parquet as pq
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], durable: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds.
+
+    ``durable`` also fsyncs the file before the rename (survives power loss, not only a killed
+    process); checkpoints that can be recomputed skip it.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -40,8 +43,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     finally:
         if tmp.exists():

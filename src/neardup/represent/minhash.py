@@ -53,13 +53,16 @@ def signatures(sets: ShingleSets, num_perm: int = 128, seed: int = 1, max_chunk:
         end = min(max(end, start + 1), n)
         lo, hi = int(offsets[start]), int(offsets[end])
         if hi > lo:
-            vals = sets.values[lo:hi]
-            with np.errstate(over="ignore"):
-                hashed = ((vals[:, None] * a[None, :] + b[None, :]) >> shift).astype(np.uint32)
+            vals = np.asarray(sets.values[lo:hi])
+            # (num_perm, shingles) layout: each document is a contiguous run in every row, so the
+            # min-reduction streams through memory. The shift is monotone, so min(h) >> 32 equals
+            # min(h >> 32) and is applied once per document instead of once per shingle.
+            hashed = np.multiply.outer(a, vals)
+            hashed += b[:, None]
             local = offsets[start:end] - lo
             nonempty = np.diff(offsets[start : end + 1]) > 0
-            reduced = np.minimum.reduceat(hashed, local[nonempty], axis=0)
-            out[start:end][nonempty] = reduced
+            reduced = np.minimum.reduceat(hashed, local[nonempty], axis=1)
+            out[start:end][nonempty] = (reduced >> shift).astype(np.uint32).T
         start = end
     return out
 

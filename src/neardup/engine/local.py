@@ -1,0 +1,582 @@
+"""Run the pipeline over a corpus larger than memory: streamed, chunked, on every core, resumable.
+
+Owns scheduling the stages over shards on disk and the memory plan; must not implement a stage
+(it calls the same normalize/shingle/sketch/candidate/verify/cluster functions as :mod:`neardup.pipeline`,
+so its output equals the in-memory run's exactly).
+
+Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
+
+1. ``map``: documents are read in batches; each batch is normalized, shingled and sketched in a
+   worker process and written as a shard. Texts are never held beyond their batch.
+2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on.
+3. ``weights``: document frequencies of shingles (for IDF-weighted scores), one hash partition at a time.
+4. ``candidates``: LSH bands a few at a time (or signature positions, shingle partitions, SimHash
+   tables); pairs are spilled to disk by partition.
+5. ``verify``: each partition of candidate pairs is de-duplicated and scored exactly.
+6. ``cluster`` and write: union-find on the verified pairs; outputs streamed shard by shard.
+
+Memory is planned from ``memory_limit``: batch size, bands per pass, and partitions are chosen so
+that the whole process tree stays under it (the plan is in ``summary.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from neardup.candidates.buckets import pairs_from_keys, unique_pairs
+from neardup.candidates.hamming import hamming_pairs
+from neardup.candidates.lsh import band_keys, optimal_bands_rows
+from neardup.cluster import Clusters, cluster_pairs
+from neardup.config import ConfigError, DedupConfig, config_to_dict
+from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, save_array
+from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
+from neardup.io.write import atomic_path, write_json
+from neardup.pipeline import default_min_collisions, shingle_config_for
+from neardup.represent import minhash, simhash
+from neardup.text.normalize import normalize
+from neardup.text.shingle import ShingleSets, shingle_many
+from neardup.verify.overlap import score_pairs
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6, "mib": 2**20,
+          "g": 1e9, "gb": 1e9, "gib": 2**30, "t": 1e12, "tb": 1e12, "tib": 2**40}
+# Measured working set of the map stage per document (text, tokens, shingle arrays), bytes.
+_BYTES_PER_DOC_IN_FLIGHT = 24_000
+_BASE_PROCESS_BYTES = 120 * 2**20  # interpreter + NumPy + PyArrow, per process
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from a size such as ``"1GB"``, ``"512MiB"`` or ``2000000``.
+
+    >>> parse_size("1.5GB"), parse_size("512MiB")
+    (1500000000, 536870912)
+    """
+    if isinstance(text, int):
+        return text
+    m = _SIZE_RE.match(text)
+    if not m or (m.group(2) or "").lower() not in _UNITS:
+        raise ConfigError(f"memory limit must look like 1GB, 512MB or 2GiB, got {text!r}")
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How a chunked run executes (not what it computes: that is :class:`DedupConfig`)."""
+
+    memory_limit: int = 2 * 2**30
+    workers: int = 0
+    work_dir: str | None = None
+    resume: bool = False
+    keep_work: bool = False
+    progress: bool = True
+    batch_docs: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.memory_limit < 256 * 2**20:
+            raise ConfigError(f"memory limit must be at least 256MB, got {self.memory_limit} bytes")
+        if self.workers < 0:
+            raise ConfigError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
+
+    @property
+    def n_workers(self) -> int:
+        """Worker processes for the map stage (0 means one per core)."""
+        return self.workers or (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The memory plan: sizes chosen so the process tree stays under the limit."""
+
+    batch_docs: int
+    in_flight: int
+    workers: int
+
+
+def make_plan(engine: EngineConfig) -> Plan:
+    """Choose batch size and parallelism for the map stage from the memory limit.
+
+    >>> make_plan(EngineConfig(memory_limit=parse_size("1GB"), workers=2)).batch_docs
+    5000
+    """
+    workers = engine.n_workers
+    budget = engine.memory_limit - _BASE_PROCESS_BYTES * (workers + 1)
+    budget = max(budget, 64 * 2**20)
+    in_flight = workers + 1
+    batch = int(budget * 0.5 / in_flight / _BYTES_PER_DOC_IN_FLIGHT)
+    batch = engine.batch_docs or min(max(batch // 1000 * 1000, 500), 5000)
+    return Plan(batch_docs=batch, in_flight=in_flight, workers=workers)
+
+
+def _map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], config: DedupConfig,
+               root: str, max_chars: int) -> dict[str, Any]:
+    """Worker: normalize, shingle and sketch one batch; write it as shard ``index``."""
+    wd = WorkDir(root)
+    t0 = time.perf_counter()
+    normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
+    sets = shingle_many(normalized, shingle_config_for(config), batch_size=len(normalized) or 1)
+    if config.method == "minhash":
+        sketch = minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
+    elif config.method == "simhash":
+        sketch = simhash.fingerprints(sets)
+    else:
+        sketch = np.zeros(len(sets), dtype=np.uint8)
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    save_array(wd.shard(index, "values.npy"), sets.values)
+    save_array(wd.shard(index, "offsets.npy"), sets.offsets)
+    save_array(wd.shard(index, "sketch.npy"), sketch)
+    table = pa.table({"id": pa.array(ids, pa.string()), "length": pa.array(lengths),
+                      "line": pa.array(lines, pa.int64())})
+    with atomic_path(wd.shard(index, "ids.parquet"), durable=False) as tmp:
+        pq.write_table(table, tmp)
+    n_empty = sum(1 for t in texts if not t.strip())
+    n_truncated = sum(1 for t in texts if len(t) > max_chars)
+    with atomic_path(wd.shard(index, "done"), durable=False) as tmp:
+        tmp.write_text(f"{len(ids)} {n_empty} {n_truncated}\n")
+    return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
+
+
+def _batches(path: Path, text_field: str, id_field: str, on_error: str, batch_docs: int,
+             skipped: list[dict[str, Any]]) -> Iterator[tuple[list[str], list[str], list[int]]]:
+    ids: list[str] = []
+    texts: list[str] = []
+    lines: list[int] = []
+    records = iter_records(path, [id_field, text_field])
+    for doc in iter_documents(records, str(path), text_field, id_field, on_error, skipped, id_hashes=True):
+        ids.append(doc.id)
+        texts.append(doc.text)
+        lines.append(doc.line)
+        if len(ids) >= batch_docs:
+            yield ids, texts, lines
+            ids, texts, lines = [], [], []
+    if ids:
+        yield ids, texts, lines
+
+
+class ChunkedRun:
+    """One chunked run of a :class:`DedupConfig` over an input file, in a work directory."""
+
+    def __init__(self, input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
+                 engine: EngineConfig | None = None, text_field: str = "text", id_field: str = "id",
+                 on_error: str = "raise", max_chars: int = DEFAULT_MAX_CHARS) -> None:
+        self.input = Path(input_path)
+        self.outdir = Path(outdir)
+        self.config = config
+        self.engine = engine or EngineConfig()
+        self.text_field, self.id_field, self.on_error, self.max_chars = text_field, id_field, on_error, max_chars
+        self.wd = WorkDir(self.engine.work_dir or self.outdir / ".neardup-work")
+        self.plan = make_plan(self.engine)
+        self.timings: dict[str, float] = {}
+        self.counts: dict[str, Any] = {}
+        self.skipped: list[dict[str, Any]] = []
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _bar(self, total: int | None, desc: str, unit: str = "doc") -> tqdm:
+        return tqdm(total=total, desc=desc, unit=unit, disable=not self.engine.progress, leave=False)
+
+    def _timed(self, name: str, t0: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def manifest(self) -> dict[str, Any]:
+        """What identifies this run for ``--resume``."""
+        return {"input": file_fingerprint(self.input), "config": config_to_dict(self.config),
+                "text_field": self.text_field, "id_field": self.id_field, "on_error": self.on_error,
+                "max_chars": self.max_chars, "batch_docs": self.plan.batch_docs}
+
+    # ---- stages --------------------------------------------------------------------------
+    def map(self) -> int:
+        """Stage 1: shards of normalized, shingled, sketched documents. Returns the shard count."""
+        t0 = time.perf_counter()
+        if not self.input.exists():
+            raise InputError(self.input, None, "no such file or folder")
+        bar = self._bar(None, "reading + shingling")
+        n_shards = 0
+        pending: list[Future[dict[str, Any]]] = []
+        workers = self.plan.workers
+        with ProcessPoolExecutor(max_workers=workers) if workers > 1 else _InlineExecutor() as pool:
+            for index, (ids, texts, lines) in enumerate(_batches(self.input, self.text_field, self.id_field,
+                                                                 self.on_error, self.plan.batch_docs, self.skipped)):
+                n_shards = index + 1
+                if self.wd.shard_done(index):
+                    bar.update(len(ids))
+                    continue
+                pending.append(pool.submit(_map_shard, index, ids, texts, lines, self.config, str(self.wd.root),
+                                           self.max_chars))
+                while len(pending) >= self.plan.in_flight:
+                    bar.update(pending.pop(0).result()["n"])
+            for fut in pending:
+                bar.update(fut.result()["n"])
+        bar.close()
+        if n_shards == 0:
+            raise InputError(self.input, None, "no documents found (empty input)")
+        self._timed("map", t0)
+        return n_shards
+
+    def join(self, n_shards: int) -> None:
+        """Stage 2: concatenate shard arrays into single memory-mappable files."""
+        if self.wd.done("join"):
+            return
+        t0 = time.perf_counter()
+        counts = [[int(x) for x in self.wd.shard(i, "done").read_text().split()] for i in range(n_shards)]
+        sizes = [c[0] for c in counts]
+        n_values = sum(int(load_array(self.wd.shard(i, "values.npy")).shape[0]) for i in range(n_shards))
+        n = sum(sizes)
+        first = load_array(self.wd.shard(0, "sketch.npy"))
+        values = np.lib.format.open_memmap(self.wd.root / "values.npy.tmp", mode="w+", dtype=np.uint64,
+                                           shape=(n_values,))
+        sketch = np.lib.format.open_memmap(self.wd.root / "sketch.npy.tmp", mode="w+", dtype=first.dtype,
+                                           shape=(n,) + first.shape[1:])
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        lengths = np.zeros(n, dtype=np.int64)
+        doc, val = 0, 0
+        for i in range(n_shards):
+            v = load_array(self.wd.shard(i, "values.npy"))
+            o = load_array(self.wd.shard(i, "offsets.npy"), mmap=False)
+            s = load_array(self.wd.shard(i, "sketch.npy"))
+            k = sizes[i]
+            values[val : val + v.shape[0]] = v
+            sketch[doc : doc + k] = s
+            offsets[doc + 1 : doc + k + 1] = o[1:] + val
+            lengths[doc : doc + k] = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["length"])["length"].to_numpy()
+            doc += k
+            val += v.shape[0]
+        values.flush()
+        sketch.flush()
+        del values, sketch
+        os.replace(self.wd.root / "values.npy.tmp", self.wd.root / "values.npy")
+        os.replace(self.wd.root / "sketch.npy.tmp", self.wd.root / "sketch.npy")
+        save_array(self.wd.root / "offsets.npy", offsets)
+        save_array(self.wd.root / "lengths.npy", lengths)
+        write_json(self.wd.root / "shards.json", {"sizes": sizes, "n_empty": sum(c[1] for c in counts),
+                                                  "n_truncated": sum(c[2] for c in counts)})
+        self.wd.mark("join")
+        self._timed("join", t0)
+
+    def sets(self) -> ShingleSets:
+        """The joined shingle sets, memory-mapped."""
+        return ShingleSets(load_array(self.wd.root / "values.npy"), load_array(self.wd.root / "offsets.npy", mmap=False))
+
+    def _value_partitions(self, n_values: int) -> int:
+        # np.unique on a partition needs about 40 bytes a value.
+        return max(1, 2 ** math.ceil(math.log2(max(1, n_values * 40 / (self.engine.memory_limit * 0.3)))))
+
+    def weights(self) -> np.ndarray | None:
+        """Stage 3: IDF weights aligned with the values (only for weighted scores)."""
+        cfg = self.config
+        if not cfg.verify.score.startswith("weighted-") or cfg.method == "simhash":
+            return None
+        path = self.wd.root / "weights.npy"
+        if not self.wd.done("weights"):
+            t0 = time.perf_counter()
+            sets = self.sets()
+            n = len(sets)
+            parts = self._value_partitions(sets.values.shape[0])
+            out = np.lib.format.open_memmap(self.wd.root / "weights.npy.tmp", mode="w+", dtype=np.float64,
+                                            shape=(sets.values.shape[0],))
+            for p in range(parts):
+                vals, pos = _partition(sets.values, p, parts)
+                if vals.size:
+                    _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
+                    out[pos] = np.log((n + 1) / counts[inverse]) ** cfg.verify.idf_power
+            out.flush()
+            del out
+            os.replace(self.wd.root / "weights.npy.tmp", path)
+            self.wd.mark("weights")
+            self._timed("weights", t0)
+        return load_array(path)
+
+    def _spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
+        """Write candidate pairs as codes ``left * n + right``, split by ``left % parts``."""
+        if left.size == 0:
+            return
+        codes = left.astype(np.int64) * n + right
+        part = left % parts
+        for p in range(parts):
+            sel = codes[part == p]
+            if sel.size:
+                save_array(self.wd.pairs / f"{p:03d}-{tag}.npy", sel)
+
+    def candidates(self) -> int:
+        """Stage 4: candidate pairs spilled to disk by partition; returns the partition count."""
+        cfg = self.config
+        sketch = load_array(self.wd.root / "sketch.npy")
+        sets = self.sets()
+        n = len(sets)
+        # Pair partitions: about 40 bytes a candidate pair while de-duplicating and verifying.
+        parts = max(1, int(math.ceil(n * 16 * 40 / (self.engine.memory_limit * 0.3))))
+        if self.wd.done("candidates"):
+            return self._parts_written()
+        t0 = time.perf_counter()
+        empty = np.asarray(sets.sizes == 0)
+        docs = np.flatnonzero(~empty).astype(np.int64)
+        if cfg.method == "minhash":
+            mh = cfg.minhash
+            if mh.rule == "lsh":
+                if mh.bands is not None and mh.rows is not None:
+                    bands, rows = mh.bands, mh.rows
+                else:
+                    bands, rows = optimal_bands_rows(mh.lsh_threshold or float(cfg.threshold), mh.num_perm)
+                self.counts.update(bands=bands, rows=rows)
+                # Keys of a few bands at a time: 8 bytes a document per band, times ~4 while sorting.
+                per_pass = max(1, int(self.engine.memory_limit * 0.25 / max(1, docs.size * 8 * 4)))
+                bar = self._bar(bands, "LSH bands", "band")
+                for b0 in range(0, bands, per_pass):
+                    b1 = min(bands, b0 + per_pass)
+                    if self.wd.done(f"bands-{b0}"):
+                        bar.update(b1 - b0)
+                        continue
+                    keys = np.empty((docs.size, b1 - b0), dtype=np.uint64)
+                    for lo in range(0, docs.size, 1 << 18):
+                        rows_sig = np.asarray(sketch[docs[lo : lo + (1 << 18)], b0 * rows : b1 * rows])
+                        keys[lo : lo + (1 << 18)] = band_keys(rows_sig, b1 - b0, rows)
+                    for j in range(b1 - b0):  # each band is bucketed on its own, as in lsh_pairs
+                        left, right = pairs_from_keys(keys[:, j], docs, star_above=mh.max_bucket)
+                        self._spill(left, right, f"b{b0 + j:05d}", n, parts)
+                        bar.update(1)
+                    self.wd.mark(f"bands-{b0}")
+                bar.close()
+            else:
+                c = mh.min_collisions or default_min_collisions(float(cfg.threshold), mh.num_perm)
+                self.counts.update(min_collisions=c)
+                lefts, rights = [], []
+                for j in range(mh.num_perm):
+                    col = np.asarray(sketch[docs, j]).astype(np.uint64)
+                    left, right = pairs_from_keys(col, docs, max_group=mh.max_bucket, unique=False)
+                    lefts.append(left)
+                    rights.append(right)
+                from neardup.candidates.buckets import count_pairs
+
+                left, right, counts = count_pairs(np.concatenate(lefts), np.concatenate(rights))
+                keep = counts >= c
+                self._spill(left[keep], right[keep], "collisions", n, parts)
+        elif cfg.method == "ngram":
+            vparts = self._value_partitions(sets.values.shape[0])
+            for p in range(vparts):
+                vals, pos = _partition(sets.values, p, vparts)
+                doc_of = np.searchsorted(sets.offsets, pos, side="right") - 1
+                left, right = pairs_from_keys(vals, doc_of, max_group=cfg.ngram.max_df)
+                self._spill(left, right, f"v{p:04d}", n, parts)
+        else:
+            max_distance = int(math.floor((1.0 - float(cfg.threshold)) * simhash.BITS + 1e-9))
+            self.counts.update(max_hamming=max_distance)
+            left, right, _ = hamming_pairs(np.asarray(sketch), max_distance, exclude=empty,
+                                           max_tables=cfg.simhash.max_tables)
+            self._spill(left, right, "simhash", n, parts)
+        save_array(self.wd.root / "parts.npy", np.array([parts]))
+        self.wd.mark("candidates")
+        self._timed("candidates", t0)
+        return parts
+
+    def _parts_written(self) -> int:
+        return int(load_array(self.wd.root / "parts.npy", mmap=False)[0])
+
+    def verify(self, parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 5: de-duplicate and score each partition of candidates; keep those over the threshold."""
+        path = self.wd.root / "verified.npz"
+        if not self.wd.done("verify"):
+            t0 = time.perf_counter()
+            cfg = self.config
+            sets = self.sets()
+            n = len(sets)
+            weights = self.weights()
+            sketch = load_array(self.wd.root / "sketch.npy") if cfg.method == "simhash" or cfg.verify.score == "none" else None
+            lefts, rights, scores = [], [], []
+            n_candidates = 0
+            files = sorted(self.wd.pairs.glob("*.npy"))
+            bar = self._bar(parts, "verifying", "part")
+            for p in range(parts):
+                chunk = [load_array(f, mmap=False) for f in files if f.name.startswith(f"{p:03d}-")]
+                bar.update(1)
+                if not chunk:
+                    continue
+                codes = np.unique(np.concatenate(chunk))
+                left, right = codes // n, codes % n
+                n_candidates += left.size
+                if cfg.method == "simhash":
+                    assert sketch is not None
+                    s = simhash.similarity(np.asarray(sketch[left]), np.asarray(sketch[right]))
+                elif cfg.verify.score == "none":
+                    assert sketch is not None
+                    s = np.mean(np.asarray(sketch[left]) == np.asarray(sketch[right]), axis=1)
+                else:
+                    s = score_pairs(sets, left, right, cfg.verify.score, weights=weights)
+                keep = s >= float(cfg.threshold) - 1e-12
+                lefts.append(left[keep])
+                rights.append(right[keep])
+                scores.append(s[keep])
+            bar.close()
+            left = np.concatenate(lefts) if lefts else np.empty(0, dtype=np.int64)
+            right = np.concatenate(rights) if rights else np.empty(0, dtype=np.int64)
+            score = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
+            order = np.lexsort((right, left))
+            with atomic_path(path, durable=False) as tmp:
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, left=left[order], right=right[order], score=score[order],
+                             n_candidates=np.array([n_candidates]))
+            self.wd.mark("verify")
+            self._timed("verify", t0)
+        data = np.load(path)
+        self.counts["n_candidates"] = int(data["n_candidates"][0])
+        return data["left"], data["right"], data["score"]
+
+    def _ids_for(self, n_shards: int, wanted: np.ndarray) -> dict[int, str]:
+        """Ids of the documents at the (sorted) global indices ``wanted``."""
+        out: dict[int, str] = {}
+        sizes = self._sizes()
+        start = 0
+        for i in range(n_shards):
+            end = start + sizes[i]
+            sel = wanted[(wanted >= start) & (wanted < end)]
+            if sel.size:
+                ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].to_pylist()
+                for g in sel.tolist():
+                    out[g] = ids[g - start]
+            start = end
+        return out
+
+    def _shards_info(self) -> dict[str, Any]:
+        return json.loads((self.wd.root / "shards.json").read_text())
+
+    def _sizes(self) -> list[int]:
+        return self._shards_info()["sizes"]
+
+    def write(self, n_shards: int, clusters: Clusters, left: np.ndarray, right: np.ndarray,
+              scores: np.ndarray) -> None:
+        """Stage 6 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically."""
+        reps = np.unique(clusters.labels[clusters.sizes > 1])
+        names = self._ids_for(n_shards, np.unique(np.concatenate([reps, left, right])))
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        schema = pa.schema([("id", pa.string()), ("cluster", pa.string()), ("cluster_size", pa.int64()),
+                            ("is_representative", pa.bool_()), ("oversized", pa.bool_())])
+        with atomic_path(self.outdir / "clusters.parquet") as tmp:
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                start = 0
+                for i, size in enumerate(self._sizes()):
+                    ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].to_pylist()
+                    lab = clusters.labels[start : start + size]
+                    sz = clusters.sizes[start : start + size]
+                    cluster_names = [ids[k] if sz[k] == 1 else names[int(lab[k])] for k in range(size)]
+                    writer.write_table(pa.table({
+                        "id": pa.array(ids, pa.string()), "cluster": pa.array(cluster_names, pa.string()),
+                        "cluster_size": pa.array(sz.astype(np.int64)),
+                        "is_representative": pa.array(lab == np.arange(start, start + size)),
+                        "oversized": pa.array(clusters.oversized[start : start + size]),
+                    }, schema=schema))
+                    start += size
+        from neardup.io.write import write_table
+
+        write_table(self.outdir / "pairs.parquet", {
+            "left": [names[int(i)] for i in left], "right": [names[int(i)] for i in right],
+            "score": scores.astype(np.float64)})
+
+    def run(self) -> dict[str, Any]:
+        """All stages; returns the summary (also written to ``summary.json``)."""
+        t_start = time.perf_counter()
+        outdir_existed = self.outdir.exists()
+        if not self.input.exists():
+            raise InputError(self.input, None, "no such file or folder")
+        resumed = self.wd.prepare(self.manifest(), self.engine.resume)
+        try:
+            n_shards = self.map()
+        except InputError:
+            # Bad input is not an interruption: nothing of this run is worth resuming or keeping.
+            self.wd.clean()
+            if not outdir_existed and self.outdir.exists() and not any(self.outdir.iterdir()):
+                self.outdir.rmdir()
+            raise
+        self.join(n_shards)
+        parts = self.candidates()
+        left, right, scores = self.verify(parts)
+        t0 = time.perf_counter()
+        lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
+        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster)
+        self._timed("cluster", t0)
+        t0 = time.perf_counter()
+        self.write(n_shards, clusters, left, right, scores)
+        self._timed("write", t0)
+        summary = self._summary(clusters, left.size, n_shards, resumed, time.perf_counter() - t_start)
+        write_json(self.outdir / "summary.json", summary)
+        if not self.engine.keep_work:
+            self.wd.clean()
+        return summary
+
+    def _summary(self, clusters: Clusters, n_pairs: int, n_shards: int, resumed: bool, seconds: float) -> dict[str, Any]:
+        n = clusters.labels.size
+        reps = clusters.is_representative
+        multi = np.flatnonzero(reps & (clusters.sizes > 1))
+        largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
+        names = self._ids_for(n_shards, np.sort(largest))
+        params = config_to_dict(self.config)
+        params.update({k: v for k, v in self.counts.items() if k != "n_candidates"})
+        return {
+            "input": str(self.input),
+            "n_docs": int(n),
+            "n_clusters": int(reps.sum()),
+            "n_duplicate_clusters": int(multi.size),
+            "n_duplicates": int(n - reps.sum()),
+            "duplicate_ratio": float((n - reps.sum()) / n) if n else 0.0,
+            "n_pairs": int(n_pairs),
+            "n_candidates": self.counts.get("n_candidates"),
+            "n_empty_docs": self._shards_info()["n_empty"],
+            "n_truncated_docs": self._shards_info()["n_truncated"],
+            "n_skipped_records": len(self.skipped),
+            "skipped_records": self.skipped[:100],
+            "n_oversized_clusters": int((reps & clusters.oversized).sum()),
+            "largest_clusters": [{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
+                                  "oversized": bool(clusters.oversized[i])} for i in largest],
+            "params": params,
+            "engine": {**asdict(self.engine), "plan": asdict(self.plan), "shards": n_shards, "resumed": resumed},
+            "timings": {k: round(v, 4) for k, v in self.timings.items()} | {"total": round(seconds, 4)},
+            "docs_per_second": round(n / seconds, 1) if seconds > 0 else None,
+        }
+
+
+def _partition(values: np.ndarray, part: int, parts: int, block: int = 1 << 24) -> tuple[np.ndarray, np.ndarray]:
+    """The values whose top bits equal ``part`` (of a power-of-two ``parts``), with their positions."""
+    shift = np.uint64(64 - int(math.log2(parts))) if parts > 1 else None
+    chunks, positions = [], []
+    for lo in range(0, values.shape[0], block):
+        v = np.asarray(values[lo : lo + block])
+        mask = (v >> shift) == part if shift is not None else np.ones(v.size, dtype=bool)
+        chunks.append(v[mask])
+        positions.append(np.flatnonzero(mask) + lo)
+    if not chunks:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+    return np.concatenate(chunks), np.concatenate(positions)
+
+
+class _InlineExecutor:
+    """A ProcessPoolExecutor stand-in that runs tasks in this process (one worker)."""
+
+    def __enter__(self) -> _InlineExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Any, *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        fut.set_result(fn(*args))
+        return fut
+
+
+def run_chunked(input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
+                engine: EngineConfig | None = None, **read_options: Any) -> dict[str, Any]:
+    """De-duplicate a file in bounded memory; writes OUTDIR like :meth:`DedupResult.write`.
+
+    Returns the summary. ``read_options``: ``text_field``, ``id_field``, ``on_error``, ``max_chars``.
+    """
+    return ChunkedRun(input_path, outdir, config, engine, **read_options).run()

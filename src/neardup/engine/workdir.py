@@ -1,0 +1,109 @@
+"""The on-disk state of a chunked run: shards, stage markers and the run's fingerprint.
+
+Owns file names, atomic array writes and "is this step done?"; must not compute anything.
+
+Layout of a work directory::
+
+    manifest.json                 what run this is (input, size, mtime, config); resume refuses others
+    shards/NNNNNN.ids.parquet     id, text length, input line of each document of shard NNNNNN
+    shards/NNNNNN.values.npy      the shard's shingle hashes (CSR values) ...
+    shards/NNNNNN.offsets.npy     ... and offsets
+    shards/NNNNNN.sketch.npy      MinHash signatures or SimHash fingerprints
+    shards/NNNNNN.done            written last: the shard is complete
+    values.npy offsets.npy sketch.npy lengths.npy weights.npy   the shards joined (memory-mapped later)
+    pairs/PPP-KKKKKK.npy          candidate pair codes spilled by partition P
+    verified.npy                  verified pairs (left, right, score)
+    <stage>.done                  stage markers
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup.io.write import atomic_path, write_json
+
+
+class WorkDirError(ValueError):
+    """The work directory belongs to another run, or is damaged."""
+
+
+class WorkDir:
+    """A run's work directory (see the module docstring for the layout)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.shards = self.root / "shards"
+        self.pairs = self.root / "pairs"
+
+    def prepare(self, manifest: dict[str, Any], resume: bool) -> bool:
+        """Create the directory; returns True when an earlier run's work is re-used.
+
+        Without ``resume`` any earlier work is discarded. With it, the earlier manifest must match.
+        """
+        path = self.root / "manifest.json"
+        if resume and path.exists():
+            try:
+                old = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise WorkDirError(f"{path}: unreadable manifest ({exc}); delete {self.root} to start over") from None
+            if old != manifest:
+                raise WorkDirError(f"{self.root} holds a run with other input or settings; "
+                                   "run without --resume to start over")
+            return True
+        if self.root.exists():
+            shutil.rmtree(self.root)
+        self.shards.mkdir(parents=True)
+        self.pairs.mkdir(parents=True)
+        write_json(path, manifest)
+        return False
+
+    def done(self, name: str) -> bool:
+        """Whether the step ``name`` completed."""
+        return (self.root / f"{name}.done").exists()
+
+    def mark(self, name: str) -> None:
+        """Record that the step ``name`` completed (after its outputs are in place)."""
+        with atomic_path(self.root / f"{name}.done", durable=False) as tmp:
+            tmp.write_text("ok\n")
+
+    def shard(self, index: int, part: str) -> Path:
+        """Path of one part of shard ``index``."""
+        return self.shards / f"{index:06d}.{part}"
+
+    def shard_done(self, index: int) -> bool:
+        """Whether shard ``index`` is complete."""
+        return self.shard(index, "done").exists()
+
+    def clean(self) -> None:
+        """Remove the work directory."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def save_array(path: str | os.PathLike[str], array: np.ndarray) -> None:
+    """``np.save`` atomically."""
+    with atomic_path(path, durable=False) as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, array)
+
+
+def load_array(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:
+    """Load an array saved by :func:`save_array`, memory-mapped by default."""
+    return np.load(path, mmap_mode="r" if mmap else None)
+
+
+def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What identifies an input for resume: its path, size and modification time."""
+    p = Path(path).resolve()
+    if p.is_dir():
+        files = sorted(f for f in p.rglob("*") if f.is_file())
+        digest = hashlib.sha256("\n".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files).encode())
+        return {"path": str(p), "tree": digest.hexdigest()}
+    st = p.stat()
+    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}

@@ -1,0 +1,102 @@
+"""The chunked engine: same output as the in-memory pipeline, bounded batches, resumable after a kill."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.config import ConfigError, DedupConfig
+from neardup.engine.local import EngineConfig, make_plan, parse_size, run_chunked
+from neardup.engine.workdir import WorkDirError
+from neardup.io.read import read_corpus
+from neardup.pipeline import run
+
+CONFIGS = [
+    DedupConfig(method="minhash"),
+    DedupConfig(method="minhash").replace(minhash__rule="collisions", minhash__min_collisions=8),
+    DedupConfig(method="minhash", threshold=0.3).replace(verify__score="jaccard", cluster__algorithm="leiden"),
+    DedupConfig(method="ngram"),
+    DedupConfig(method="simhash"),
+]
+
+
+def _outputs(outdir):
+    clusters = pq.read_table(outdir / "clusters.parquet").to_pylist()
+    pairs = pq.read_table(outdir / "pairs.parquet").to_pylist()
+    return clusters, [(p["left"], p["right"], round(p["score"], 12)) for p in pairs]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.method}-{c.minhash.rule}-{c.verify.score}")
+def test_chunked_run_equals_in_memory_run(example_path, tmp_path, cfg):
+    summary = run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=2, batch_docs=37, progress=False))
+    clusters, pairs = _outputs(tmp_path / "o")
+    ref = run(read_corpus(example_path), cfg)
+    assert [c["id"] for c in clusters] == ref.ids
+    assert [c["cluster"] for c in clusters] == ref.cluster_ids
+    assert [c["is_representative"] for c in clusters] == ref.clusters.is_representative.tolist()
+    assert pairs == [(a, b, round(s, 12)) for a, b, s in ref.pairs_by_id()]
+    assert summary["engine"]["shards"] == 9 and summary["n_docs"] == 300
+    assert not (tmp_path / "o" / ".neardup-work").exists()  # cleaned after success
+
+
+def test_one_worker_and_many_workers_agree(example_path, tmp_path):
+    cfg = DedupConfig()
+    run_chunked(example_path, tmp_path / "a", cfg, EngineConfig(workers=1, batch_docs=50, progress=False))
+    run_chunked(example_path, tmp_path / "b", cfg, EngineConfig(workers=2, batch_docs=13, progress=False))
+    assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
+
+
+def test_memory_plan_and_size_parsing():
+    assert parse_size("1GB") == 10**9 and parse_size("2GiB") == 2 * 2**30 and parse_size("300mb") == 300 * 10**6
+    with pytest.raises(ConfigError, match="memory limit"):
+        parse_size("lots")
+    with pytest.raises(ConfigError, match="at least 256MB"):
+        EngineConfig(memory_limit=parse_size("100MB"))
+    small = make_plan(EngineConfig(memory_limit=parse_size("512MB"), workers=2))
+    big = make_plan(EngineConfig(memory_limit=parse_size("4GB"), workers=2))
+    assert small.batch_docs <= big.batch_docs
+
+
+def _corpus(path, n):
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(3000)]
+    base = [" ".join(rng.choice(words) for _ in range(80)) for _ in range(n // 2)]
+    with open(path, "w") as fh:
+        for i in range(n):
+            text = base[i % len(base)] if i < len(base) else base[rng.randrange(len(base))] + f" extra{i}"
+            fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+
+
+def test_resume_after_sigkill_gives_the_same_output(tmp_path):
+    src = tmp_path / "big.jsonl"
+    _corpus(src, 8_000)
+    cmd = [sys.executable, "-m", "neardup", "dedup", str(src), "--batch-docs", "200", "--workers", "1", "-q"]
+    subprocess.run(cmd + ["-o", str(tmp_path / "ref")], check=True, timeout=300)
+    work = tmp_path / "run" / ".neardup-work"
+    proc = subprocess.Popen(cmd + ["-o", str(tmp_path / "run")], start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((work / "shards").glob("*.done"))) < 5:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(list((work / "shards").glob("*.done")))
+    assert 5 <= done_before < 40, "the kill should land mid-way through the map stage"
+    assert not (tmp_path / "run" / "clusters.parquet").exists()
+    subprocess.run(cmd + ["-o", str(tmp_path / "run"), "--resume"], check=True, timeout=300)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["engine"]["resumed"] is True
+    assert _outputs(tmp_path / "run") == _outputs(tmp_path / "ref")
+
+
+def test_resume_refuses_a_different_run(example_path, tmp_path):
+    eng = EngineConfig(workers=1, keep_work=True, progress=False)
+    run_chunked(example_path, tmp_path / "o", DedupConfig(), eng)
+    with pytest.raises(WorkDirError, match="other input or settings"):
+        run_chunked(example_path, tmp_path / "o", DedupConfig(threshold=0.9),
+                    EngineConfig(workers=1, resume=True, progress=False))
