@@ -240,6 +240,62 @@ def tune(
     _guard(go)
 
 
+@app.command()
+def match(
+    queries: Annotated[Path, typer.Argument(help="The collection to check (e.g. a test set), read whole.")],
+    corpus: Annotated[Path, typer.Argument(help="The collection to search (e.g. a training corpus), streamed.")],
+    outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for matches.parquet and summary.json.")],
+    method: MethodOpt = "minhash",
+    threshold: ThresholdOpt = None,
+    ngram: NgramOpt = None,
+    char_ngrams: CharOpt = False,
+    num_perm: NumPermOpt = 128,
+    bands: BandsOpt = None,
+    rows: RowsOpt = None,
+    lsh_threshold: LshThresholdOpt = None,
+    verify: VerifyOpt = "weighted-overlap",
+    group_field: Annotated[Optional[str], typer.Option("--group-field", help="Query field naming its query set; leakage is reported per set.")] = None,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Find each query document's near-duplicates in CORPUS (test-set leakage), without de-duplicating CORPUS."""
+
+    def go() -> None:
+        from neardup.match import match as run_match
+
+        cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, "lsh", lsh_threshold, None,
+                           verify, "components", 0)
+        summary = run_match(queries, corpus, outdir, cfg, group_field=group_field, text_field=text_field,
+                            id_field=id_field, progress=not quiet and fmt != "json")
+        _print({k: v for k, v in summary.items() if k != "params"} if fmt == "text" else summary, fmt)
+
+    _guard(go)
+
+
+@app.command()
+def noise(
+    input: Annotated[Path, typer.Argument(help="JSONL(.gz) of clean documents.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="JSONL of noisy copies (id, text, source_id, ops).")],
+    preset: Annotated[str, typer.Option("--preset", "-p", help="Noise preset (see --list).")] = "ocr-1930s",
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed, same output).")] = 0,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+) -> None:
+    """Write one realistic noisy copy of each input document (OCR, typos, abridgement, spam tricks ...)."""
+
+    def go() -> None:
+        from neardup.eval.noise import list_presets, noise_file
+
+        if preset not in list_presets():
+            raise ConfigError(f"preset must be one of {', '.join(list_presets())}, got {preset!r}")
+        count = noise_file(str(input), str(output), preset, seed, text_field=text_field, id_field=id_field)
+        typer.echo(f"wrote {count} noisy copies ({preset}, seed {seed}) -> {output}", err=True)
+
+    _guard(go)
+
+
 def main() -> None:
     """Entry point for ``python -m neardup``."""
     app()

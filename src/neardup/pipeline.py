@@ -122,6 +122,20 @@ def shingle_config_for(config: DedupConfig) -> ShingleConfig:
     return config.shingle
 
 
+def represent_batch(texts: list[str], config: DedupConfig, max_chars: int) -> tuple[ShingleSets, np.ndarray | None]:
+    """Normalize, shingle and sketch one batch of texts: the map step every executor runs.
+
+    Returns the shingle sets and the sketch (MinHash signatures, SimHash fingerprints, or None).
+    """
+    normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
+    sets = shingle_many(normalized, shingle_config_for(config), batch_size=max(len(normalized), 1))
+    if config.method == "minhash":
+        return sets, minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
+    if config.method == "simhash":
+        return sets, simhash.fingerprints(sets)
+    return sets, None
+
+
 def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_size: int = 4096,
             max_chars: int | None = None) -> Prepared:
     """Normalize, shingle and sketch every document (the threshold-independent stages).
@@ -134,30 +148,26 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     from neardup.io.read import DEFAULT_MAX_CHARS
 
     limit = max_chars or DEFAULT_MAX_CHARS
-    shingle_cfg = shingle_config_for(config)
-    timings: dict[str, float] = {"normalize": 0.0, "shingle": 0.0}
+    timings: dict[str, float] = {"represent": 0.0}
     parts: list[ShingleSets] = []
+    sketches: list[np.ndarray] = []
     n = len(corpus)
     bar = tqdm(total=n, desc="shingling", unit="doc", disable=not progress, leave=False)
     for start in range(0, n, batch_size):
         t0 = time.perf_counter()
-        batch = [normalize(t[:limit], config.normalize) for t in corpus.texts[start : start + batch_size]]
-        t1 = time.perf_counter()
-        parts.append(shingle_many(batch, shingle_cfg, batch_size=batch_size))
-        t2 = time.perf_counter()
-        timings["normalize"] += t1 - t0
-        timings["shingle"] += t2 - t1
-        bar.update(len(batch))
+        sets, sketch = represent_batch(corpus.texts[start : start + batch_size], config, limit)
+        parts.append(sets)
+        if sketch is not None:
+            sketches.append(sketch)
+        timings["represent"] += time.perf_counter() - t0
+        bar.update(len(sets))
     bar.close()
-    sets = ShingleSets.concat(parts)
     lengths = np.fromiter((len(t) for t in corpus.texts), dtype=np.int64, count=n)
-    prep = Prepared(corpus=corpus, config=config, sets=sets, lengths=lengths, timings=timings)
-    t0 = time.perf_counter()
+    prep = Prepared(corpus=corpus, config=config, sets=ShingleSets.concat(parts), lengths=lengths, timings=timings)
     if config.method == "minhash":
-        prep.signatures = minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
+        prep.signatures = np.concatenate(sketches) if sketches else np.empty((0, config.minhash.num_perm), np.uint32)
     elif config.method == "simhash":
-        prep.fingerprints = simhash.fingerprints(sets)
-    timings["represent"] = time.perf_counter() - t0
+        prep.fingerprints = np.concatenate(sketches) if sketches else np.empty(0, np.uint64)
     return prep
 
 

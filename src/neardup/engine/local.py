@@ -45,10 +45,9 @@ from neardup.config import ConfigError, DedupConfig, config_to_dict
 from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, save_array
 from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
 from neardup.io.write import atomic_path, write_json
-from neardup.pipeline import default_min_collisions, shingle_config_for
+from neardup.pipeline import default_min_collisions, represent_batch
 from neardup.represent import minhash, simhash
-from neardup.text.normalize import normalize
-from neardup.text.shingle import ShingleSets, shingle_many
+from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
@@ -126,13 +125,8 @@ def _map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], c
     """Worker: normalize, shingle and sketch one batch; write it as shard ``index``."""
     wd = WorkDir(root)
     t0 = time.perf_counter()
-    normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
-    sets = shingle_many(normalized, shingle_config_for(config), batch_size=len(normalized) or 1)
-    if config.method == "minhash":
-        sketch = minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
-    elif config.method == "simhash":
-        sketch = simhash.fingerprints(sets)
-    else:
+    sets, sketch = represent_batch(texts, config, max_chars)
+    if sketch is None:
         sketch = np.zeros(len(sets), dtype=np.uint8)
     lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
     save_array(wd.shard(index, "values.npy"), sets.values)

@@ -1,0 +1,51 @@
+"""Cross-corpus matching: queries against a streamed corpus."""
+
+import json
+
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from neardup.cli import app
+from neardup.config import DedupConfig
+from neardup.match import match
+
+
+def _write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_finds_leaked_queries_and_reports_per_set(example_path, tmp_path):
+    corpus = [json.loads(line) for line in open(example_path)]
+    originals = [r for r in corpus if r["cluster"] is None][:20]
+    queries = [{"id": f"q{i}", "text": r["text"].upper() + " (reprinted)", "task": "A", "source": r["id"]}
+               for i, r in enumerate(originals[:10])]
+    queries += [{"id": f"u{i}", "text": f"an unrelated question number {i} about the sea and the sky and stars",
+                 "task": "B", "source": None} for i in range(5)]
+    qpath = _write(tmp_path / "q.jsonl", queries)
+    summary = match(qpath, example_path, tmp_path / "out", DedupConfig(), group_field="task", batch_docs=64)
+    rows = pq.read_table(tmp_path / "out" / "matches.parquet").to_pylist()
+    source = {q["id"]: q["source"] for q in queries}
+    assert {r["query_id"] for r in rows} == {f"q{i}" for i in range(10)}
+    assert all(r["corpus_id"] == source[r["query_id"]] for r in rows)
+    assert summary["per_set"]["A"] == {"n_queries": 10, "n_leaked": 10, "leaked_fraction": 1.0}
+    assert summary["per_set"]["B"]["n_leaked"] == 0
+    assert summary["n_corpus_docs"] == 300 and summary["leaked_fraction"] == 10 / 15
+
+
+def test_batch_size_does_not_change_matches(example_path, tmp_path):
+    queries = [json.loads(line) for line in open(example_path)][:40]
+    qpath = _write(tmp_path / "q.jsonl", [{"id": q["id"], "text": q["text"]} for q in queries])
+    match(qpath, example_path, tmp_path / "a", batch_docs=7)
+    match(qpath, example_path, tmp_path / "b", batch_docs=1000)
+    a = pq.read_table(tmp_path / "a" / "matches.parquet").to_pylist()
+    b = pq.read_table(tmp_path / "b" / "matches.parquet").to_pylist()
+    assert a == b and len(a) >= 40  # every query at least matches itself
+
+
+def test_cli_match_prints_json(example_path, tmp_path):
+    res = CliRunner().invoke(app, ["match", str(example_path), str(example_path), "-o", str(tmp_path / "o"),
+                                   "-f", "json", "-q"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["leaked_fraction"] == 1.0 and out["n_queries"] == 300
