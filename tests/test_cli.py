@@ -48,6 +48,8 @@ def test_dedup_writes_the_three_outputs_and_the_keep_file(example_path, tmp_path
     assert len(wrong) <= 0.05 * len(pairs)
     assert all(r["cluster_size"] == 1 for r in clusters if r["id"].startswith("t"))
     assert summary["n_duplicate_clusters"] >= 30
+    # The documented default: LSH bands derived for Jaccard 0.2, whatever the verify threshold.
+    assert (summary["params"]["bands"], summary["params"]["rows"]) == (28, 2)
 
 
 def test_dedup_is_deterministic(example_path, tmp_path):

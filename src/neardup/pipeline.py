@@ -25,9 +25,9 @@ from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import DedupConfig, config_to_dict
 from neardup.io.read import Corpus
 from neardup.represent import minhash, simhash
-from neardup.text.normalize import normalize
+from neardup.text.normalize import normalize, only_words_and_spaces
 from neardup.text.shingle import ShingleConfig, ShingleSets, shingle_many
-from neardup.verify.overlap import idf_weights, score_pairs
+from neardup.verify.overlap import doc_weight_totals, idf_weights, score_pairs
 
 
 @dataclass
@@ -41,12 +41,13 @@ class Prepared:
     signatures: np.ndarray | None = None
     fingerprints: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    _weights: dict[float, np.ndarray] = field(default_factory=dict, repr=False)
+    _weights: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
-    def weights(self, idf_power: float) -> np.ndarray:
-        """IDF weights of the shingles (computed once per power, for weighted scores)."""
+    def weights(self, idf_power: float) -> tuple[np.ndarray, np.ndarray]:
+        """IDF weights of the shingles and their per-document totals (once per power, for weighted scores)."""
         if idf_power not in self._weights:
-            self._weights[idf_power] = idf_weights(self.sets, idf_power)
+            w = idf_weights(self.sets, idf_power)
+            self._weights[idf_power] = (w, doc_weight_totals(self.sets, w))
         return self._weights[idf_power]
 
     def compatible_with(self, config: DedupConfig) -> bool:
@@ -128,7 +129,8 @@ def represent_batch(texts: list[str], config: DedupConfig, max_chars: int) -> tu
     Returns the shingle sets and the sketch (MinHash signatures, SimHash fingerprints, or None).
     """
     normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
-    sets = shingle_many(normalized, shingle_config_for(config), batch_size=max(len(normalized), 1))
+    sets = shingle_many(normalized, shingle_config_for(config), batch_size=max(len(normalized), 1),
+                        split=only_words_and_spaces(config.normalize))
     if config.method == "minhash":
         return sets, minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
     if config.method == "simhash":
@@ -210,8 +212,8 @@ def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np
     t1 = time.perf_counter()
     if estimate is None:
         weighted = config.verify.score.startswith("weighted-")
-        weights = prep.weights(config.verify.idf_power) if weighted else None
-        scores = score_pairs(prep.sets, left, right, config.verify.score, weights=weights)
+        weights, totals = prep.weights(config.verify.idf_power) if weighted else (None, None)
+        scores = score_pairs(prep.sets, left, right, config.verify.score, weights=weights, totals=totals)
     else:
         scores = estimate
     t2 = time.perf_counter()

@@ -30,3 +30,44 @@ def test_each_step_can_be_switched_off():
 def test_empty_text_stays_empty():
     assert normalize("") == ""
     assert normalize(" \n\t ") == ""
+
+
+def _reference(text, cfg):
+    """The plain regex definition of each step, which the fast paths must reproduce exactly."""
+    import re
+    import unicodedata
+
+    from neardup.text.normalize import INVISIBLE
+
+    if not cfg.enabled:
+        return text
+    if cfg.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    if cfg.invisible:
+        text = "".join(ch for ch in text if ch not in INVISIBLE)
+    if cfg.homoglyphs:
+        text = "".join(HOMOGLYPHS.get(ch, ch) for ch in text)
+    if cfg.dehyphenate:
+        text = re.sub(r"(\w)-[ \t]*\r?\n[ \t]*(\w)", r"\1\2", text)
+    if cfg.casefold:
+        text = text.casefold()
+    if cfg.punctuation:
+        text = re.sub(r"[^\w\s]|_", " ", text)
+    if cfg.whitespace:
+        text = re.sub(r"\s+", " ", text).strip()
+    return text
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_alphabet = st.sampled_from(list("abcXYZ019 _-\n\t.,!?'\"éÉßﬁ\u200bаеоΑ\u00ad\u3000") + ["-\n"])
+
+
+@given(st.lists(_alphabet, max_size=60).map("".join), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_fast_paths_equal_the_reference_definition(text, casefold, punctuation, whitespace, homoglyphs):
+    cfg = NormalizeConfig(casefold=casefold, punctuation=punctuation, whitespace=whitespace, homoglyphs=homoglyphs)
+    assert normalize(text, cfg) == _reference(text, cfg)
+    ascii_text = text.encode("ascii", "ignore").decode()
+    assert normalize(ascii_text, cfg) == _reference(ascii_text, cfg)

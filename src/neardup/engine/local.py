@@ -42,13 +42,13 @@ from neardup.candidates.hamming import hamming_pairs
 from neardup.candidates.lsh import band_keys, optimal_bands_rows
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import ConfigError, DedupConfig, config_to_dict
-from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, save_array
+from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, release, save_array
 from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
 from neardup.io.write import atomic_path, write_json
 from neardup.pipeline import default_min_collisions, represent_batch
 from neardup.represent import minhash, simhash
 from neardup.text.shingle import ShingleSets
-from neardup.verify.overlap import score_pairs
+from neardup.verify.overlap import doc_weight_totals, score_pairs
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6, "mib": 2**20,
@@ -243,6 +243,9 @@ class ChunkedRun:
             k = sizes[i]
             values[val : val + v.shape[0]] = v
             sketch[doc : doc + k] = s
+            values.flush()
+            sketch.flush()
+            release(values, sketch, v, s)
             offsets[doc + 1 : doc + k + 1] = o[1:] + val
             lengths[doc : doc + k] = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["length"])["length"].to_numpy()
             doc += k
@@ -267,8 +270,8 @@ class ChunkedRun:
         # np.unique on a partition needs about 40 bytes a value.
         return max(1, 2 ** math.ceil(math.log2(max(1, n_values * 40 / (self.engine.memory_limit * 0.3)))))
 
-    def weights(self) -> np.ndarray | None:
-        """Stage 3: IDF weights aligned with the values (only for weighted scores)."""
+    def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Stage 3: IDF weights aligned with the values, and per-document totals (weighted scores only)."""
         cfg = self.config
         if not cfg.verify.score.startswith("weighted-") or cfg.method == "simhash":
             return None
@@ -285,12 +288,16 @@ class ChunkedRun:
                 if vals.size:
                     _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
                     out[pos] = np.log((n + 1) / counts[inverse]) ** cfg.verify.idf_power
+                    out.flush()
+                    release(out)
+            totals = doc_weight_totals(sets, out)
             out.flush()
             del out
             os.replace(self.wd.root / "weights.npy.tmp", path)
+            save_array(self.wd.root / "totals.npy", totals)
             self.wd.mark("weights")
             self._timed("weights", t0)
-        return load_array(path)
+        return load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
 
     def _spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
         """Write candidate pairs as codes ``left * n + right``, split by ``left % parts``."""
@@ -319,10 +326,7 @@ class ChunkedRun:
         if cfg.method == "minhash":
             mh = cfg.minhash
             if mh.rule == "lsh":
-                if mh.bands is not None and mh.rows is not None:
-                    bands, rows = mh.bands, mh.rows
-                else:
-                    bands, rows = optimal_bands_rows(mh.lsh_threshold or float(cfg.threshold), mh.num_perm)
+                bands, rows = lsh_bands_rows(cfg)
                 self.counts.update(bands=bands, rows=rows)
                 # Keys of a few bands at a time: 8 bytes a document per band, times ~4 while sorting.
                 per_pass = max(1, int(self.engine.memory_limit * 0.25 / max(1, docs.size * 8 * 4)))
@@ -333,9 +337,10 @@ class ChunkedRun:
                         bar.update(b1 - b0)
                         continue
                     keys = np.empty((docs.size, b1 - b0), dtype=np.uint64)
-                    for lo in range(0, docs.size, 1 << 18):
-                        rows_sig = np.asarray(sketch[docs[lo : lo + (1 << 18)], b0 * rows : b1 * rows])
-                        keys[lo : lo + (1 << 18)] = band_keys(rows_sig, b1 - b0, rows)
+                    for lo in range(0, docs.size, 1 << 16):
+                        rows_sig = np.asarray(sketch[docs[lo : lo + (1 << 16)], b0 * rows : b1 * rows])
+                        keys[lo : lo + (1 << 16)] = band_keys(rows_sig, b1 - b0, rows)
+                        release(sketch)
                     for j in range(b1 - b0):  # each band is bucketed on its own, as in lsh_pairs
                         left, right = pairs_from_keys(keys[:, j], docs, star_above=mh.max_bucket)
                         self._spill(left, right, f"b{b0 + j:05d}", n, parts)
@@ -343,7 +348,7 @@ class ChunkedRun:
                     self.wd.mark(f"bands-{b0}")
                 bar.close()
             else:
-                c = mh.min_collisions or default_min_collisions(float(cfg.threshold), mh.num_perm)
+                c = min_collisions_for(cfg)
                 self.counts.update(min_collisions=c)
                 lefts, rights = [], []
                 for j in range(mh.num_perm):
@@ -364,7 +369,7 @@ class ChunkedRun:
                 left, right = pairs_from_keys(vals, doc_of, max_group=cfg.ngram.max_df)
                 self._spill(left, right, f"v{p:04d}", n, parts)
         else:
-            max_distance = int(math.floor((1.0 - float(cfg.threshold)) * simhash.BITS + 1e-9))
+            max_distance = max_hamming_for(cfg)
             self.counts.update(max_hamming=max_distance)
             left, right, _ = hamming_pairs(np.asarray(sketch), max_distance, exclude=empty,
                                            max_tables=cfg.simhash.max_tables)
@@ -385,7 +390,7 @@ class ChunkedRun:
             cfg = self.config
             sets = self.sets()
             n = len(sets)
-            weights = self.weights()
+            weighted = self.weights()
             sketch = load_array(self.wd.root / "sketch.npy") if cfg.method == "simhash" or cfg.verify.score == "none" else None
             lefts, rights, scores = [], [], []
             n_candidates = 0
@@ -406,7 +411,13 @@ class ChunkedRun:
                     assert sketch is not None
                     s = np.mean(np.asarray(sketch[left]) == np.asarray(sketch[right]), axis=1)
                 else:
-                    s = score_pairs(sets, left, right, cfg.verify.score, weights=weights)
+                    s = np.empty(left.size, dtype=np.float64)
+                    for lo in range(0, left.size, 1 << 15):
+                        hi = lo + (1 << 15)
+                        s[lo:hi] = score_pairs(sets, left[lo:hi], right[lo:hi], cfg.verify.score,
+                                               weights=weighted[0] if weighted else None,
+                                               totals=weighted[1] if weighted else None)
+                        release(sets.values, *(weighted[:1] if weighted else ()))
                 keep = s >= float(cfg.threshold) - 1e-12
                 lefts.append(left[keep])
                 rights.append(right[keep])
@@ -538,6 +549,25 @@ class ChunkedRun:
         }
 
 
+def lsh_bands_rows(config: DedupConfig) -> tuple[int, int]:
+    """(bands, rows) of a MinHash LSH run: the configured ones, else the optimum for the LSH threshold."""
+    mh = config.minhash
+    if mh.bands is not None and mh.rows is not None:
+        return mh.bands, mh.rows
+    return optimal_bands_rows(mh.lsh_threshold or float(config.threshold), mh.num_perm)
+
+
+def min_collisions_for(config: DedupConfig) -> int:
+    """Shared signature positions a pair needs under the MinHash ``collisions`` rule."""
+    mh = config.minhash
+    return mh.min_collisions or default_min_collisions(float(config.threshold), mh.num_perm)
+
+
+def max_hamming_for(config: DedupConfig) -> int:
+    """Largest SimHash Hamming distance that can still reach the threshold."""
+    return int(math.floor((1.0 - float(config.threshold)) * simhash.BITS + 1e-9))
+
+
 def _partition(values: np.ndarray, part: int, parts: int, block: int = 1 << 24) -> tuple[np.ndarray, np.ndarray]:
     """The values whose top bits equal ``part`` (of a power-of-two ``parts``), with their positions."""
     shift = np.uint64(64 - int(math.log2(parts))) if parts > 1 else None
@@ -547,6 +577,7 @@ def _partition(values: np.ndarray, part: int, parts: int, block: int = 1 << 24) 
         mask = (v >> shift) == part if shift is not None else np.ones(v.size, dtype=bool)
         chunks.append(v[mask])
         positions.append(np.flatnonzero(mask) + lo)
+        release(values)
     if not chunks:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
     return np.concatenate(chunks), np.concatenate(positions)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import shutil
 from pathlib import Path
@@ -96,6 +97,25 @@ def save_array(path: str | os.PathLike[str], array: np.ndarray) -> None:
 def load_array(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:
     """Load an array saved by :func:`save_array`, memory-mapped by default."""
     return np.load(path, mmap_mode="r" if mmap else None)
+
+
+def release(*arrays: np.ndarray) -> None:
+    """Drop the pages of memory-mapped arrays from this process's resident set.
+
+    The data stays in the page cache (and on disk); touching it again maps it back. Called after
+    each block of a scan, so resident memory stays near one block instead of the whole file.
+    """
+    for arr in arrays:
+        mm = getattr(arr, "_mmap", None)
+        base = arr
+        while mm is None and getattr(base, "base", None) is not None:
+            base = base.base
+            mm = getattr(base, "_mmap", None) if not isinstance(base, mmap.mmap) else base
+        if isinstance(mm, mmap.mmap) and hasattr(mm, "madvise"):
+            try:
+                mm.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:

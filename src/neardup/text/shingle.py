@@ -19,8 +19,20 @@ from neardup.config import ShingleConfig
 
 _TOKEN_RE = re.compile(r"\w+")
 _EMPTY = np.empty(0, dtype=np.uint64)
-_TOKEN_CACHE: dict[str, int] = {}  # token -> XXH3 hash; bounded, shared by all calls
 _TOKEN_CACHE_MAX = 2_000_000
+
+
+class _TokenHashes(dict):  # type: ignore[type-arg]
+    """token -> XXH3-64 hash; a miss computes it (kept while the cache is below its bound)."""
+
+    def __missing__(self, token: str) -> int:
+        h = xxhash.xxh3_64_intdigest(token.encode("utf-8", "surrogatepass"))
+        if len(self) < _TOKEN_CACHE_MAX:
+            self[token] = h
+        return h
+
+
+_TOKEN_CACHE: dict[str, int] = _TokenHashes()  # shared by all calls
 # Odd 64-bit constants: one multiplier per n-gram position (from the SplitMix64/xxhash families).
 _POSITION_MULTIPLIERS = np.array(
     [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xC2B2AE3D27D4EB4F,
@@ -39,12 +51,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def _token_hash(token: str) -> int:
-    h = _TOKEN_CACHE.get(token)
-    if h is None:
-        h = xxhash.xxh3_64_intdigest(token.encode("utf-8", "surrogatepass"))
-        if len(_TOKEN_CACHE) < _TOKEN_CACHE_MAX:
-            _TOKEN_CACHE[token] = h
-    return h
+    return _TOKEN_CACHE[token]
 
 
 def token_hashes(tokens: Sequence[str]) -> np.ndarray:
@@ -175,8 +182,20 @@ class ShingleSets:
 
 
 def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleSets:
-    """Sort each document's hashes and drop repeats, for all documents at once."""
-    order = np.lexsort((values, doc))
+    """Sort each document's hashes and drop repeats, for all documents at once.
+
+    Fast path: one argsort of a 64-bit key (document index in the high bits, the hash's top bits
+    below). If two different hashes of one document share the key (about 1e-8 per document),
+    an exact two-key sort is used instead, so the result is always exact.
+    """
+    doc_bits = max(1, int(n_docs).bit_length())
+    shift = np.uint64(64 - doc_bits)
+    key = (doc.astype(np.uint64) << shift) | (values >> np.uint64(doc_bits))
+    order = np.argsort(key)
+    k = key[order]
+    tied = (k[1:] == k[:-1]) & (values[order][1:] != values[order][:-1])
+    if tied.any():
+        order = np.lexsort((values, doc))
     values, doc = values[order], doc[order]
     keep = np.ones(values.size, dtype=bool)
     if values.size > 1:
@@ -187,21 +206,15 @@ def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleS
     return ShingleSets(values, offsets)
 
 
-def _word_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
-    cache = _TOKEN_CACHE
-    hashes: list[int] = []
+def _word_shingle_batch(texts: Sequence[str], n: int, split: bool = False) -> ShingleSets:
+    tokens: list[str] = []
     lengths = np.zeros(len(texts), dtype=np.int64)
+    tokenize_one = str.split if split else _TOKEN_RE.findall
     for i, text in enumerate(texts):
-        tokens = _TOKEN_RE.findall(text)
-        lengths[i] = len(tokens)
-        for tok in tokens:
-            h = cache.get(tok)
-            if h is None:
-                h = xxhash.xxh3_64_intdigest(tok.encode("utf-8", "surrogatepass"))
-                if len(cache) < _TOKEN_CACHE_MAX:
-                    cache[tok] = h
-            hashes.append(h)
-    th = np.array(hashes, dtype=np.uint64)
+        toks = tokenize_one(text)
+        lengths[i] = len(toks)
+        tokens.extend(toks)
+    th = np.fromiter(map(_TOKEN_CACHE.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
     starts = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     # n-gram at flat position p belongs to doc d when p + n <= end of d; short docs keep one gram.
@@ -231,13 +244,20 @@ def _char_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
     return ShingleSets(values, offsets)
 
 
-def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batch_size: int = 2048) -> ShingleSets:
+def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batch_size: int = 2048,
+                 split: bool = False) -> ShingleSets:
     """Shingle every normalized text into one :class:`ShingleSets` (vectorised per batch).
+
+    ``split=True`` tokenizes with ``str.split`` (exact when the text holds only word characters
+    and spaces, see :func:`neardup.text.normalize.only_words_and_spaces`), which is faster.
 
     >>> shingle_many(["a b c", ""]).sizes.tolist()
     [1, 0]
     """
     cfg = config or ShingleConfig()
-    make = _char_shingle_batch if cfg.char else _word_shingle_batch
-    parts = [make(texts[i : i + batch_size], cfg.n) for i in range(0, len(texts), batch_size)]
+    if cfg.char:
+        parts = [_char_shingle_batch(texts[i : i + batch_size], cfg.n) for i in range(0, len(texts), batch_size)]
+    else:
+        parts = [_word_shingle_batch(texts[i : i + batch_size], cfg.n, split)
+                 for i in range(0, len(texts), batch_size)]
     return ShingleSets.concat(parts)

@@ -97,11 +97,33 @@ def _gather(sets: ShingleSets, docs: np.ndarray, lengths: np.ndarray) -> np.ndar
     return np.repeat(starts, lengths) + (np.arange(total) - seg_start)
 
 
+def doc_weight_totals(sets: ShingleSets, weights: np.ndarray, block: int = 1 << 16) -> np.ndarray:
+    """Summed weight of each document's shingles (block by block, so memory-mapped inputs stay cheap).
+
+    >>> from neardup.text.shingle import ShingleConfig, shingle_many
+    >>> s = shingle_many(["a b c", "", "a b c d"], ShingleConfig(n=3))
+    >>> doc_weight_totals(s, np.ones(3)).tolist()
+    [1.0, 0.0, 2.0]
+    """
+    n = len(sets)
+    totals = np.zeros(n, dtype=np.float64)
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        offs = np.asarray(sets.offsets[lo : hi + 1])
+        nonempty = np.diff(offs) > 0
+        if nonempty.any():
+            w = np.asarray(weights[offs[0] : offs[-1]])
+            totals[lo:hi][nonempty] = np.add.reduceat(w, (offs[:-1] - offs[0])[nonempty])
+    return totals
+
+
 def score_pairs(sets: ShingleSets, left: np.ndarray, right: np.ndarray, score: str = "overlap",
-                weights: np.ndarray | None = None, idf_power: float = 2.0) -> np.ndarray:
+                weights: np.ndarray | None = None, idf_power: float = 2.0,
+                totals: np.ndarray | None = None) -> np.ndarray:
     """Exact score of each pair (one of :data:`SCORES`), as float64.
 
-    Weighted scores use ``weights`` (aligned with ``sets.values``) or compute IDF weights.
+    Weighted scores use ``weights`` (aligned with ``sets.values``) or compute IDF weights, and the
+    per-document ``totals`` of :func:`doc_weight_totals` (computed when not given).
 
     >>> from neardup.text.shingle import shingle_many
     >>> s = shingle_many(["a b c d e", "a b c d"])
@@ -113,10 +135,8 @@ def score_pairs(sets: ShingleSets, left: np.ndarray, right: np.ndarray, score: s
     if score.startswith("weighted-"):
         if weights is None:
             weights = idf_weights(sets, idf_power)
-        totals = np.zeros(len(sets), dtype=np.float64)
-        nonempty = sets.sizes > 0
-        if weights.size:
-            totals[nonempty] = np.add.reduceat(weights, sets.offsets[:-1][nonempty])
+        if totals is None:
+            totals = doc_weight_totals(sets, weights)
         inter = intersection_sizes(sets, left, right, weights=weights)
         la, lb = totals[left], totals[right]
     else:

@@ -1,0 +1,136 @@
+"""Scaling curve of `neardup dedup --method minhash`: 10k, 100k, 1M documents on this machine.
+
+Run by hand:  python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [--memory-limit 2GB]
+
+Builds corpora (in a temporary folder, never in the repository) from real sentences of the shared
+news corpora: each document is 3-8 random sentences, and 15% are noisy copies (character edits,
+truncation) of an earlier document. Runs the real CLI as a subprocess and samples the resident
+memory of its whole process tree (the main process and its workers) every 50 ms. Prints seconds,
+docs/s, peak RSS, bytes per document, the fitted growth exponent (seconds ~ n^k) and a projection
+to 10M documents from the measured curve (a projection, not a measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "data"))
+SPLIT = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences() -> list[str]:
+    out: list[str] = []
+    sources = [("bbc_news/docs.jsonl", "text"), ("reuters21578/docs.jsonl.gz", "text"),
+               ("20newsgroups/docs.jsonl.gz", "body")]
+    for rel, field in sources:
+        path = DATA / rel
+        if not path.exists():
+            continue
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                text = json.loads(line).get(field) or ""
+                out.extend(s.strip() for s in SPLIT.split(text) if 40 <= len(s.strip()) <= 400)
+    return out
+
+
+def noisy(text: str, rng: random.Random) -> str:
+    chars = list(text)
+    for _ in range(max(1, len(chars) // 50)):
+        i = rng.randrange(len(chars))
+        chars[i] = rng.choice("abcdefghijklmnopqrstuvwxyz ")
+    cut = rng.random()
+    out = "".join(chars)
+    return out[: int(len(out) * (0.6 + 0.4 * cut))]
+
+
+def build(path: Path, n: int, pool: list[str], seed: int = 0) -> None:
+    rng = random.Random(seed)
+    recent: list[str] = []
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            if recent and rng.random() < 0.15:
+                text = noisy(rng.choice(recent), rng)
+            else:
+                text = " ".join(rng.choice(pool) for _ in range(rng.randint(3, 8)))
+                recent.append(text)
+                if len(recent) > 5000:
+                    recent.pop(rng.randrange(len(recent)))
+            fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+
+
+def run(path: Path, outdir: Path, memory_limit: str, workers: int) -> dict[str, float]:
+    cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "-o", str(outdir), "--method", "minhash",
+           "--memory-limit", memory_limit, "--workers", str(workers), "--quiet"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    parent = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            rss = parent.memory_info().rss + sum(c.memory_info().rss for c in parent.children(recursive=True))
+            peak = max(peak, rss)
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"neardup dedup failed with exit code {proc.returncode}")
+    summary = json.loads((outdir / "summary.json").read_text())
+    return {"seconds": seconds, "peak_rss": peak, "n_pairs": summary["n_pairs"], "timings": summary["timings"],
+            "plan": summary["engine"]["plan"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--memory-limit", default="2GB")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    pool = sentences()
+    if not pool:
+        raise SystemExit(f"shared data not found under {DATA}: nothing to build the corpus from")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="neardup-scale-") as tmp:
+        for n in (int(x) for x in args.sizes.split(",")):
+            path = Path(tmp) / f"corpus-{n}.jsonl"
+            build(path, n, pool)
+            res = run(path, Path(tmp) / f"out-{n}", args.memory_limit, args.workers)
+            res.update(n=n, input_mb=path.stat().st_size / 1e6)
+            rows.append(res)
+            path.unlink()
+            print(f"{n:>9,} docs  {res['seconds']:8.1f} s  {n / res['seconds']:9,.0f} docs/s  "
+                  f"peak RSS {res['peak_rss'] / 2**20:7.0f} MiB  {res['peak_rss'] / n:8.0f} B/doc  "
+                  f"input {res['input_mb']:.0f} MB  pairs {res['n_pairs']:,}", flush=True)
+    if len(rows) >= 2:
+        xs = [math.log(r["n"]) for r in rows]
+        ys = [math.log(r["seconds"]) for r in rows]
+        k = (len(xs) * sum(x * y for x, y in zip(xs, ys)) - sum(xs) * sum(ys)) / (
+            len(xs) * sum(x * x for x in xs) - sum(xs) ** 2)
+        last = rows[-1]
+        projected = last["seconds"] * (10_000_000 / last["n"]) ** k
+        print(f"fitted growth: seconds ~ n^{k:.2f}; projection (not a measurement) for 10M documents: "
+              f"{projected / 60:.0f} min at this machine's 2 cores")
+    print(f"memory limit {args.memory_limit}, workers {args.workers}; timings per stage of the largest run: "
+          f"{rows[-1]['timings']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
