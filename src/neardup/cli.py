@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
-from neardup.config import ConfigError, DedupConfig
+from neardup.config import NEURAL_METHODS, ConfigError, DedupConfig
 
 app = typer.Typer(
     name="neardup",
@@ -26,7 +26,10 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash")]
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.")]
+KOpt = Annotated[int, typer.Option("--k", help="Neural methods: neighbours searched per document.")]
+IndexOpt = Annotated[str, typer.Option("--index", help="Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch).")]
 ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", "-t", help="Similarity threshold in (0, 1] (default: per method).")]
 NgramOpt = Annotated[Optional[int], typer.Option("--ngram", "-n", help="Shingle size (default 4 words, or 5 characters with --char-ngrams).")]
 CharOpt = Annotated[bool, typer.Option("--char-ngrams", help="Character instead of word n-grams.")]
@@ -74,9 +77,11 @@ def _guard(fn: Callable[[], Any]) -> Any:
 
 def build_config(method: str, threshold: float | None, ngram: int | None, char_ngrams: bool, num_perm: int,
                  bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
-                 min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int) -> DedupConfig:
+                 min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int,
+                 model: str | None = None, k: int = 100, index: str = "flat") -> DedupConfig:
     """The :class:`DedupConfig` the command-line options describe."""
-    from neardup.config import ClusterConfig, MinHashConfig, ShingleConfig, SimHashConfig, VerifyConfig
+    from neardup.config import (ClusterConfig, EmbedConfig, MinHashConfig, ShingleConfig, SimHashConfig,
+                                VerifyConfig)
 
     n = ngram if ngram is not None else (5 if char_ngrams else ShingleConfig().n)
     simhash = SimHashConfig(n=ngram) if ngram is not None else SimHashConfig()
@@ -90,6 +95,7 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
                               min_collisions=min_collisions),
         verify=VerifyConfig(score="none" if method == "simhash" and verify == VerifyConfig().score else verify),
         cluster=ClusterConfig(algorithm=cluster, max_cluster_size=max_cluster_size or None),
+        embed=EmbedConfig(model=model, k=k, index=index),
     )
 
 
@@ -98,6 +104,9 @@ def dedup(
     input: Annotated[Path, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files.")],
     outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for clusters.parquet, pairs.parquet, summary.json.")],
     method: MethodOpt = "minhash",
+    model: ModelOpt = None,
+    k: KOpt = 100,
+    index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
     ngram: NgramOpt = None,
     char_ngrams: CharOpt = False,
@@ -121,6 +130,8 @@ def dedup(
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="Where shards and checkpoints go (default OUTDIR/.neardup-work).")] = None,
     keep_work: Annotated[bool, typer.Option("--keep-work", help="Keep the work directory after success.")] = False,
     batch_docs: Annotated[Optional[int], typer.Option("--batch-docs", help="Documents per shard (default: from --memory-limit).")] = None,
+    engine_name: Annotated[str, typer.Option("--engine", help="local (chunked, this machine) | ray (a Ray cluster).")] = "local",
+    address: Annotated[Optional[str], typer.Option("--address", help="With --engine ray: the cluster address (default: start a local one).")] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
@@ -130,11 +141,30 @@ def dedup(
         from neardup.io.keep import kept_ids, write_kept
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index)
         engine = EngineConfig(memory_limit=parse_size(memory_limit), workers=workers, resume=resume,
                               work_dir=str(work_dir) if work_dir else None, keep_work=keep_work, progress=not quiet,
                               batch_docs=batch_docs)
-        summary = run_chunked(input, outdir, cfg, engine, text_field=text_field, id_field=id_field, on_error=on_error)
+        if engine_name not in ("local", "ray"):
+            raise ConfigError(f"--engine must be local or ray, got {engine_name!r}")
+        if address is not None and engine_name != "ray":
+            raise ConfigError("--address needs --engine ray")
+        read = {"text_field": text_field, "id_field": id_field, "on_error": on_error}
+        if cfg.method in NEURAL_METHODS:
+            # Neural methods run in memory (embeddings and the vector index must fit); see README.
+            from neardup.api import dedup as api_dedup
+
+            if engine_name == "ray":
+                raise ConfigError("--engine ray supports the hashing methods (minhash, ngram, simhash)")
+            result = api_dedup(input, config=cfg, progress=not quiet, **read)
+            result.write(outdir)
+            summary = result.summary
+        elif engine_name == "ray":
+            from neardup.engine.ray import run_ray
+
+            summary = run_ray(input, outdir, cfg, engine, address=address, **read)
+        else:
+            summary = run_chunked(input, outdir, cfg, engine, **read)
         line = (f"{summary['n_docs']} documents, {summary['n_duplicate_clusters']} duplicate clusters, "
                 f"{summary['n_duplicates']} duplicates ({100 * summary['duplicate_ratio']:.1f}%) -> {outdir}")
         if keep is not None:
@@ -165,6 +195,9 @@ def _print(obj: dict[str, Any], fmt: str) -> None:
 def eval_cmd(
     data: Annotated[Path, typer.Argument(help="Labelled JSONL: documents with a 'cluster' field, or pairs (a, b, label).")],
     method: MethodOpt = "minhash",
+    model: ModelOpt = None,
+    k: KOpt = 100,
+    index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
     ngram: NgramOpt = None,
     char_ngrams: CharOpt = False,
@@ -189,7 +222,7 @@ def eval_cmd(
         from neardup.eval.evaluate import evaluate, load_labelled
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index)
         labelled = load_labelled(data, docs=docs, text_field=text_field, id_field=id_field)
         _print(evaluate(labelled, cfg, progress=not quiet and fmt != "json"), fmt)
 
@@ -201,6 +234,9 @@ def tune(
     validation: Annotated[Path, typer.Argument(help="Labelled validation file (thresholds are chosen here).")],
     test: Annotated[list[Path], typer.Argument(help="Labelled test file(s), reported with the chosen setting (several are pooled).")],
     method: MethodOpt = "minhash",
+    model: ModelOpt = None,
+    k: KOpt = 100,
+    index: IndexOpt = "flat",
     ngram: NgramOpt = None,
     char_ngrams: CharOpt = False,
     num_perm: NumPermOpt = 128,
@@ -222,7 +258,7 @@ def tune(
         from neardup.io.write import write_jsonl
 
         cfg = build_config(method, None, ngram, char_ngrams, num_perm, None, None, "lsh", None, None, verify,
-                           cluster, max_cluster_size)
+                           cluster, max_cluster_size, model, k, index)
         grid = [float(x) for x in thresholds.split(",")] if thresholds else None
         if grid is not None:
             for x in grid:
@@ -247,6 +283,9 @@ def match(
     corpus: Annotated[Path, typer.Argument(help="The collection to search (e.g. a training corpus), streamed.")],
     outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for matches.parquet and summary.json.")],
     method: MethodOpt = "minhash",
+    model: ModelOpt = None,
+    k: KOpt = 100,
+    index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
     ngram: NgramOpt = None,
     char_ngrams: CharOpt = False,
@@ -267,10 +306,50 @@ def match(
         from neardup.match import match as run_match
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, "lsh", lsh_threshold, None,
-                           verify, "components", 0)
+                           verify, "components", 0, model, k, index)
         summary = run_match(queries, corpus, outdir, cfg, group_field=group_field, text_field=text_field,
                             id_field=id_field, progress=not quiet and fmt != "json")
         _print({k: v for k, v in summary.items() if k != "params"} if fmt == "text" else summary, fmt)
+
+    _guard(go)
+
+
+@app.command()
+def embed(
+    input: Annotated[Path, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The .npy file: float32, L2-normalised, rows in input order.")],
+    model: Annotated[str, typer.Option("--model", help="retsim | biencoder | a RETSim .onnx file | a sentence-transformers folder.")] = "retsim",
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    quiet: QuietOpt = False,
+) -> None:
+    """Write the embeddings of every document (one row per document, input order) as a NumPy .npy file."""
+
+    def go() -> None:
+        import numpy as np
+
+        from neardup.config import EmbedConfig
+        from neardup.io.read import read_corpus
+        from neardup.io.write import atomic_path
+        from neardup.represent.embeddings import embed_texts
+
+        if model in ("retsim", "biencoder"):
+            method, path = model, None
+        else:
+            p = Path(model)
+            if not p.exists():
+                raise ConfigError(f"--model: no such file or folder: {p}")
+            method, path = ("retsim", str(p)) if p.is_file() else ("biencoder", str(p))
+        corpus = read_corpus(input, text_field=text_field, id_field=id_field)
+        if corpus.n_empty:
+            typer.echo(f"note: {corpus.n_empty} empty documents get all-zero rows", err=True)
+        cfg = DedupConfig(method=method, embed=EmbedConfig(model=path))
+        vectors = embed_texts(corpus.texts, cfg, max_chars=10**9, progress=not quiet).docs
+        with atomic_path(output) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, vectors.astype(np.float32))
+        if not quiet:
+            typer.echo(f"{vectors.shape[0]} x {vectors.shape[1]} float32 -> {output}", err=True)
 
     _guard(go)
 

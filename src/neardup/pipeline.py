@@ -22,9 +22,10 @@ from neardup.candidates.allpairs import shared_shingle_pairs
 from neardup.candidates.hamming import hamming_pairs
 from neardup.candidates.lsh import collision_pairs, lsh_pairs, optimal_bands_rows
 from neardup.cluster import Clusters, cluster_pairs
-from neardup.config import DedupConfig, config_to_dict
+from neardup.config import NEURAL_METHODS, DedupConfig, config_to_dict
 from neardup.io.read import Corpus
 from neardup.represent import minhash, simhash
+from neardup.represent.embeddings import Embeddings, embed_texts
 from neardup.text.normalize import normalize, only_words_and_spaces
 from neardup.text.shingle import ShingleConfig, ShingleSets, shingle_many
 from neardup.verify.overlap import doc_weight_totals, idf_weights, score_pairs
@@ -40,6 +41,7 @@ class Prepared:
     lengths: np.ndarray
     signatures: np.ndarray | None = None
     fingerprints: np.ndarray | None = None
+    embeddings: Embeddings | None = None
     timings: dict[str, float] = field(default_factory=dict)
     _weights: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
@@ -54,8 +56,10 @@ class Prepared:
         """True when ``config`` would compute the same representation."""
         a, b = self.config, config
         same = a.method == b.method and a.normalize == b.normalize and shingle_config_for(a) == shingle_config_for(b)
-        if a.method == "minhash":
+        if a.method in ("minhash", "hybrid"):
             same = same and (a.minhash.num_perm, a.minhash.seed) == (b.minhash.num_perm, b.minhash.seed)
+        if a.method in NEURAL_METHODS:
+            same = same and (a.embed.model, a.embed.batch_size) == (b.embed.model, b.embed.batch_size)
         return same
 
 
@@ -131,7 +135,7 @@ def represent_batch(texts: list[str], config: DedupConfig, max_chars: int) -> tu
     normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
     sets = shingle_many(normalized, shingle_config_for(config), batch_size=max(len(normalized), 1),
                         split=only_words_and_spaces(config.normalize))
-    if config.method == "minhash":
+    if config.method in ("minhash", "hybrid"):
         return sets, minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
     if config.method == "simhash":
         return sets, simhash.fingerprints(sets)
@@ -166,8 +170,12 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     bar.close()
     lengths = np.fromiter((len(t) for t in corpus.texts), dtype=np.int64, count=n)
     prep = Prepared(corpus=corpus, config=config, sets=ShingleSets.concat(parts), lengths=lengths, timings=timings)
-    if config.method == "minhash":
+    if config.method in ("minhash", "hybrid"):
         prep.signatures = np.concatenate(sketches) if sketches else np.empty((0, config.minhash.num_perm), np.uint32)
+    if config.method in NEURAL_METHODS:
+        t0 = time.perf_counter()
+        prep.embeddings = embed_texts(corpus.texts, config, limit, progress=progress)
+        timings["embed"] = time.perf_counter() - t0
     elif config.method == "simhash":
         prep.fingerprints = np.concatenate(sketches) if sketches else np.empty(0, np.uint64)
     return prep
@@ -184,16 +192,14 @@ def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np
     empty = prep.sets.sizes == 0
     threshold = float(config.threshold)  # validated non-None by DedupConfig
     estimate: np.ndarray | None = None
+    if config.method in NEURAL_METHODS:
+        return _neural_candidates(prep, config, empty, t0)
     if config.method == "minhash":
         assert prep.signatures is not None
         mh = config.minhash
         if mh.rule == "lsh":
-            if mh.bands is not None and mh.rows is not None:
-                bands, rows = mh.bands, mh.rows
-            else:
-                bands, rows = optimal_bands_rows(mh.lsh_threshold or threshold, mh.num_perm)
-            left, right = lsh_pairs(prep.signatures, bands, rows, exclude=empty, max_bucket=mh.max_bucket)
-            info.update(bands=bands, rows=rows)
+            left, right, lsh_info = _lsh_candidates(prep, config, empty)
+            info.update(lsh_info)
         else:
             c = mh.min_collisions or default_min_collisions(threshold, mh.num_perm)
             left, right, _ = collision_pairs(prep.signatures, c, exclude=empty, max_bucket=mh.max_bucket)
@@ -216,6 +222,62 @@ def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np
         scores = score_pairs(prep.sets, left, right, config.verify.score, weights=weights, totals=totals)
     else:
         scores = estimate
+    t2 = time.perf_counter()
+    info.update(n_candidates=int(left.size), seconds_candidates=t1 - t0, seconds_verify=t2 - t1)
+    return left, right, scores, info
+
+
+def _lsh_candidates(prep: Prepared, config: DedupConfig, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    assert prep.signatures is not None
+    mh = config.minhash
+    if mh.bands is not None and mh.rows is not None:
+        bands, rows = mh.bands, mh.rows
+    else:
+        bands, rows = optimal_bands_rows(mh.lsh_threshold or float(config.threshold), mh.num_perm)
+    left, right = lsh_pairs(prep.signatures, bands, rows, exclude=empty, max_bucket=mh.max_bucket)
+    return left, right, {"bands": bands, "rows": rows}
+
+
+def _neural_candidates(prep: Prepared, config: DedupConfig, empty: np.ndarray, t0: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Neighbours in embedding space (plus MinHash-LSH pairs for ``hybrid``), scored by the method's rule."""
+    from neardup.candidates.buckets import unique_pairs
+    from neardup.candidates.vectors import knn_pairs
+    from neardup.verify.cosine import cosine_scores, hybrid_scores, partial_scores
+
+    assert prep.embeddings is not None
+    emb, ecfg, threshold = prep.embeddings, config.embed, float(config.threshold)
+    info: dict[str, Any] = {"k": ecfg.k, "index": ecfg.index}
+    ok = np.flatnonzero(~empty)
+    if config.method == "hybrid":
+        floor = ecfg.hybrid_min_cosine
+    elif config.method == "retsim-partial":
+        floor = threshold - 0.1  # a chunk-level match may show before the document-level one
+    else:
+        floor = threshold
+    vl, vr, _ = knn_pairs(emb.docs[ok], k=ecfg.k, threshold=floor, index=ecfg.index)
+    left, right = ok[vl], ok[vr]
+    if config.method == "retsim-partial":
+        assert emb.chunks is not None and emb.offsets is not None
+        from neardup.candidates.vectors import partial_pairs
+
+        pl, pr, _ = partial_pairs(emb.chunks, emb.offsets, chunk_threshold=floor, k=ecfg.k, index=ecfg.index)
+        left, right = unique_pairs(np.concatenate([left, pl]), np.concatenate([right, pr]))
+    if config.method == "hybrid":
+        ll, lr, lsh_info = _lsh_candidates(prep, config, empty)
+        info.update(lsh_info)
+        left, right = unique_pairs(np.concatenate([left, ll]), np.concatenate([right, lr]))
+    t1 = time.perf_counter()
+    if config.method == "retsim-partial":
+        assert emb.chunks is not None and emb.offsets is not None
+        scores = partial_scores(emb.chunks, emb.offsets, left, right)
+    else:
+        scores = cosine_scores(emb.docs, left, right)
+    if config.method == "hybrid":
+        weights, totals = prep.weights(config.verify.idf_power)
+        ngram = score_pairs(prep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
+        scores = hybrid_scores(ngram, scores, ecfg.hybrid_weight)
+        info.update(hybrid_weight=ecfg.hybrid_weight)
     t2 = time.perf_counter()
     info.update(n_candidates=int(left.size), seconds_candidates=t1 - t0, seconds_verify=t2 - t1)
     return left, right, scores, info

@@ -108,7 +108,7 @@ class Plan:
 def make_plan(engine: EngineConfig) -> Plan:
     """Choose batch size and parallelism for the map stage from the memory limit.
 
-    >>> make_plan(EngineConfig(memory_limit=parse_size("1GB"), workers=2)).batch_docs
+    >>> make_plan(EngineConfig(memory_limit=parse_size("4GB"), workers=2)).batch_docs
     5000
     """
     workers = engine.n_workers

@@ -26,7 +26,7 @@ import numpy as np
 from neardup.config import DedupConfig
 from neardup.eval.metrics import adjusted_rand_index, pair_label_scores, pairwise_scores
 from neardup.io.read import Corpus, InputError, is_pair_file, read_corpus, read_pair_labels
-from neardup.pipeline import DedupResult, prepare, run_prepared
+from neardup.pipeline import DedupResult, Prepared, prepare, run_prepared
 
 
 @dataclass
@@ -91,7 +91,7 @@ def score(result: DedupResult, data: LabelledData) -> dict[str, Any]:
 
 
 def evaluate(data: LabelledData | str | os.PathLike[str], config: DedupConfig | None = None,
-             progress: bool = False) -> dict[str, Any]:
+             progress: bool = False, prepared: Prepared | None = None) -> dict[str, Any]:
     """Run the pipeline on labelled data; returns ``ari``, ``precision``, ``recall``, ``f1``,
     ``n_docs``, ``n_pred_pairs``, ``seconds`` and more.
 
@@ -105,8 +105,13 @@ def evaluate(data: LabelledData | str | os.PathLike[str], config: DedupConfig | 
     d = data if isinstance(data, LabelledData) else load_labelled(data)
     cfg = config or DedupConfig()
     t0 = time.perf_counter()
-    result = run_prepared(prepare(d.corpus, cfg, progress=progress), cfg)
-    seconds = time.perf_counter() - t0
+    if prepared is not None and prepared.corpus is d.corpus and prepared.compatible_with(cfg):
+        # Re-use the representation (embeddings are expensive); count the time it took.
+        result = run_prepared(prepared, cfg)
+        seconds = time.perf_counter() - t0 + sum(prepared.timings.values())
+    else:
+        result = run_prepared(prepare(d.corpus, cfg, progress=progress), cfg)
+        seconds = time.perf_counter() - t0
     out = score(result, d)
     out.update(n_docs=len(d.corpus), seconds=round(seconds, 4),
                docs_per_second=round(len(d.corpus) / seconds, 1) if seconds > 0 else None,

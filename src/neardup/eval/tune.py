@@ -21,13 +21,21 @@ from tqdm.auto import tqdm
 from neardup.cluster import cluster_pairs
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
-from neardup.pipeline import DedupResult, candidate_pairs, prepare
+from neardup.pipeline import DedupResult, Prepared, candidate_pairs, prepare
 
 DEFAULT_GRIDS: dict[str, list[float]] = {
     "minhash": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
     "ngram": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
     "simhash": [round(float(x), 4) for x in np.arange(0.80, 0.9851, 0.015625)],
+    "retsim": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
+    "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
+    "biencoder": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
+    "hybrid": [round(float(x), 3) for x in np.arange(0.30, 0.951, 0.025)],
 }
+HYBRID_WEIGHTS: tuple[float, ...] = (0.25, 0.5, 0.75)
+# Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
+PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
+                              "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight"}
 LSH_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
@@ -46,6 +54,8 @@ def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
     >>> len(candidate_settings(DedupConfig(method="ngram")))
     1
     """
+    if base.method == "hybrid":
+        return [{"embed__hybrid_weight": w} for w in HYBRID_WEIGHTS]
     if base.method != "minhash" or base.minhash.bands is not None:
         return [{}]
     k = base.minhash.num_perm
@@ -56,10 +66,10 @@ def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
 
 
 def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None = None,
-          progress: bool = False) -> list[Trial]:
+          progress: bool = False, prep: Prepared | None = None) -> list[Trial]:
     """Every (setting, threshold) on ``data`` with its metrics, computing each candidate set once."""
     grid = sorted(thresholds or DEFAULT_GRIDS[base.method])
-    prep = prepare(data.corpus, base, progress=progress)
+    prep = prep or prepare(data.corpus, base, progress=progress)
     trials: list[Trial] = []
     settings = candidate_settings(base)
     bar = tqdm(total=len(settings) * len(grid), desc="tuning", unit="trial", disable=not progress, leave=False)
@@ -103,7 +113,7 @@ def config_for(base: DedupConfig, params: dict[str, Any]) -> DedupConfig:
     changes: dict[str, Any] = {"threshold": params["threshold"]}
     for key, value in params.items():
         if key != "threshold":
-            changes[f"minhash__{key}"] = value
+            changes[PARAM_KEYS[key]] = value
     return base.replace(**changes)
 
 
@@ -115,10 +125,11 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
     and ``trials`` (every point of the sweep, for plots).
     """
     t0 = time.perf_counter()
-    trials = sweep(validation, base, thresholds, progress=progress)
+    prep = prepare(validation.corpus, base, progress=progress)
+    trials = sweep(validation, base, thresholds, progress=progress, prep=prep)
     best = best_trial(trials)
     chosen = config_for(base, best.params)
-    val_metrics = evaluate(validation, chosen)
+    val_metrics = evaluate(validation, chosen, prepared=prep)
     out: dict[str, Any] = {
         "method": base.method,
         "params": best.params,

