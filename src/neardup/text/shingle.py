@@ -181,6 +181,23 @@ class ShingleSets:
         return cls(values, np.concatenate(offsets))
 
 
+def sort_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Order that sorts by (group, value): one argsort of a 64-bit key (group in the high bits,
+    the value's top bits below), falling back to an exact two-key sort in the rare case that two
+    different values of one group share the key.
+
+    >>> sort_by_group(np.array([1, 0, 1]), np.array([5, 9, 2], dtype=np.uint64), 2).tolist()
+    [1, 2, 0]
+    """
+    bits = max(1, int(n_groups).bit_length())
+    key = (groups.astype(np.uint64) << np.uint64(64 - bits)) | (values.astype(np.uint64) >> np.uint64(bits))
+    order = np.argsort(key)
+    k, v = key[order], values[order]
+    if ((k[1:] == k[:-1]) & (v[1:] != v[:-1])).any():
+        return np.lexsort((values, groups))
+    return order
+
+
 def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleSets:
     """Sort each document's hashes and drop repeats, for all documents at once.
 
@@ -188,14 +205,7 @@ def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleS
     below). If two different hashes of one document share the key (about 1e-8 per document),
     an exact two-key sort is used instead, so the result is always exact.
     """
-    doc_bits = max(1, int(n_docs).bit_length())
-    shift = np.uint64(64 - doc_bits)
-    key = (doc.astype(np.uint64) << shift) | (values >> np.uint64(doc_bits))
-    order = np.argsort(key)
-    k = key[order]
-    tied = (k[1:] == k[:-1]) & (values[order][1:] != values[order][:-1])
-    if tied.any():
-        order = np.lexsort((values, doc))
+    order = sort_by_group(doc, values, n_docs)
     values, doc = values[order], doc[order]
     keep = np.ones(values.size, dtype=bool)
     if values.size > 1:

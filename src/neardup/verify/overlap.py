@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neardup.text.shingle import ShingleSets
+from neardup.text.shingle import ShingleSets, sort_by_group
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -78,8 +78,8 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
         la, ra = sizes[lb], sizes[rb]
         tags = np.concatenate([np.repeat(np.arange(lb.size), la), np.repeat(np.arange(rb.size), ra)])
         idx = np.concatenate([_gather(sets, lb, la), _gather(sets, rb, ra)])
-        vals = sets.values[idx]
-        order = np.lexsort((vals, tags))
+        vals = np.asarray(sets.values[idx])
+        order = sort_by_group(tags, vals, lb.size)
         t, v = tags[order], vals[order]
         dup = (t[1:] == t[:-1]) & (v[1:] == v[:-1])
         w = None if weights is None else weights[idx[order][1:][dup]]
