@@ -28,7 +28,7 @@ def partial_scores(chunks: np.ndarray, offsets: np.ndarray, left: np.ndarray, ri
     An abridged copy whose every chunk appears in the full story scores about 1.0; a document
     without chunks (empty) scores 0.
 
-    >>> c = np.eye(3, dtype=np.float32)
+    >>> c = np.eye(3, dtype=np.float32); c[2] = c[0]
     >>> partial_scores(c, np.array([0, 2, 3]), np.array([0]), np.array([1])).tolist()
     [1.0]
     """
