@@ -24,8 +24,9 @@ from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.pipeline import DedupResult, Prepared, candidate_pairs, prepare
 
 DEFAULT_GRIDS: dict[str, list[float]] = {
-    "minhash": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
-    "ngram": [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
+    # Heavy OCR noise pushes the best n-gram threshold very low, so the grid starts at 0.01.
+    "minhash": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
+    "ngram": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
     "simhash": [round(float(x), 4) for x in np.arange(0.80, 0.9851, 0.015625)],
     "retsim": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
@@ -36,7 +37,7 @@ HYBRID_WEIGHTS: tuple[float, ...] = (0.25, 0.5, 0.75)
 # Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
                               "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight"}
-LSH_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 

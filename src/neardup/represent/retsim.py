@@ -1,6 +1,7 @@
 """RETSim text embeddings (unisim's ``text/retsim/v1`` ONNX model) computed directly with onnxruntime.
 
-Owns RETVec binarisation, 512-char chunking, cross-document batched inference and chunk averaging; must not import unisim's Python API, download anything, or build indexes.
+Owns RETVec binarisation, 512-char chunking, batched ONNX inference and chunk averaging;
+must not import unisim's Python API, download anything, or build indexes.
 
 Preprocessing reproduces unisim 1.0.1 ``TextSim.embed`` exactly (``unisim/embedder/text/binarizer.py``
 and ``text_embedder.py``):
@@ -16,11 +17,13 @@ and ``text_embedder.py``):
   of its chunk vectors, L2-normalised (unisim skips the renormalisation for one-chunk documents,
   whose vector is already unit length to float32 precision; we always normalise).
 
-Speed (vs. unisim): binarisation is vectorised in NumPy and chunks are batched across documents,
-identical chunks (exact duplicates, shared boilerplate, padding-only chunks) are embedded once, the
-session uses all cores with full graph optimisation.  Chunks are *not* sorted by length: the model's
-input is fixed at 512 positions and padding takes part in the computation, so length never changes
-the cost of a chunk.
+Speed (vs. unisim): binarisation is vectorised in NumPy (unisim builds Python lists per character);
+chunks are batched across documents in small batches (8: the (batch, 512, 512) attention tensors stay
+in cache); identical chunks (exact duplicates, boilerplate, padding-only chunks) are embedded once;
+one session with full graph optimisation and sequential execution serves one concurrent batch per
+core (single-threaded runs: no per-operator barriers).  Chunks are *not* sorted by length: the
+model's input is fixed at 512 positions and padding takes part in the computation (attention keys,
+mean pooling), so length never changes the cost or the batching of a chunk.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ CHUNK_SIZE = 512
 LAST_CHUNK_MIN_SIZE = 256
 BITS = 24
 DIM = 256
-DEFAULT_BATCH_SIZE = 32  # chunks per onnxruntime call; measured on 2 cores, see benchmarks/bench_retsim.py
+DEFAULT_BATCH_SIZE = 8  # chunks per onnxruntime call; 4-16 measured best on 2 cores (benchmarks/bench_retsim.py)
 DEFAULT_WINDOW_CHUNKS = 4096  # chunks binarised/deduplicated together (4096 x 2 KiB of code points)
 _UNISIM_MODEL = ("embedder", "models", "text", "retsim", "v1.onnx")
 
@@ -151,15 +154,16 @@ class RETSimEncoder(Encoder):
 
     Args:
         model_path: the ``.onnx`` file; default: the one inside the installed ``unisim`` package.
-        batch_size: chunks per onnxruntime call (default 32, the best measured on 2 cores).
+        batch_size: chunks per onnxruntime call (default 8; 4-16 measured best on 2 cores).
         num_threads: CPU threads in total; default: the CPUs this process may use.
         intra_op_threads: onnxruntime threads per ``run`` call (default 1).  ``num_threads //
             intra_op_threads`` batches run concurrently on the one session.  Measured on 2 cores,
             two concurrent single-threaded batches beat one two-threaded batch (no per-operator
             barriers; far more robust when other processes share the cores);
             ``intra_op_threads=num_threads`` gives the classic one-batch-at-a-time setting.
-        quantize: run an onnxruntime dynamic-int8 copy of the model (faster, slightly different
-            vectors: check ``benchmarks/bench_retsim.py --quantize`` before relying on it).
+        quantize: int8 weights (onnxruntime dynamic quantisation) for the three MatMuls that
+            tolerate it.  Not the default: on 2 cores it is at most ~10% faster and document
+            cosine to fp32 is only ~0.9987-0.9992 at worst (mean 0.9995), so not unisim parity.
         allow_empty: embed empty texts (as unisim does: the all-padding chunk) instead of raising.
         dedup: embed identical chunks once (exact duplicates, boilerplate, padding).
         window_chunks: chunks prepared and deduplicated together (bounds memory).
@@ -186,6 +190,8 @@ class RETSimEncoder(Encoder):
     ) -> None:
         ort = require_extra("onnxruntime", "neural")
         self.model_path = Path(model_path) if model_path is not None else default_model_path()
+        if not self.model_path.is_file():
+            raise FileNotFoundError(f"RETSim ONNX model not found: {self.model_path}")
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self.num_threads = int(num_threads or _cpu_count())
         self.intra_op_threads = max(1, min(int(intra_op_threads), self.num_threads))
@@ -215,7 +221,7 @@ class RETSimEncoder(Encoder):
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="neardup-retsim")
 
     def close(self) -> None:
-        """Stop the worker threads (the encoder cannot be used afterwards)."""
+        """Stop the worker threads; later calls still work, one batch at a time."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -361,7 +367,11 @@ class RETSimEncoder(Encoder):
 # MatMuls whose int8 weights keep chunk embeddings within cosine 0.999 of fp32 (measured one by one on
 # BBC news: dense 0.9997, dense_2 0.9996, similarity 0.9998); encoder_start (0.9987), dense_1 (0.9968)
 # and dense_3 (0.988) are too lossy and stay fp32, as do the activation x activation attention MatMuls.
-_QUANTIZABLE = ("/dense/Tensordot/MatMul", "/dense_2/Tensordot/MatMul", "similarity/StatefulPartitionedCall/StatefulPartitionedCall/MatMul")
+_QUANTIZABLE = (
+    "/dense/Tensordot/MatMul",
+    "/dense_2/Tensordot/MatMul",
+    "similarity/StatefulPartitionedCall/StatefulPartitionedCall/MatMul",
+)
 
 
 def _quantized_model_bytes(model_path: Path) -> bytes:
@@ -374,6 +384,10 @@ def _quantized_model_bytes(model_path: Path) -> bytes:
     with tempfile.TemporaryDirectory(prefix="neardup-retsim-") as tmp:
         out = Path(tmp) / "retsim-int8.onnx"
         quantize_dynamic(
-            str(model_path), str(out), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], nodes_to_quantize=nodes
+            str(model_path),
+            str(out),
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_quantize=nodes,
         )
         return out.read_bytes()
