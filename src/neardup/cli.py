@@ -6,7 +6,6 @@ Exit codes: 0 success, 2 bad input or settings (one clear line on stderr, no tra
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
+from neardup.cli_common import fail, guard, print_result
 from neardup.config import NEURAL_METHODS, ConfigError, DedupConfig
 
 app = typer.Typer(
@@ -48,31 +48,8 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
-class _Fail(Exception):
-    pass
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"neardup: error: {message}", err=True)
-    raise typer.Exit(2)
-
-
-def _guard(fn: Callable[[], Any]) -> Any:
-    """Run ``fn``; turn expected errors into one clear line and exit code 2."""
-    from neardup.io.read import InputError
-
-    try:
-        return fn()
-    except (InputError, ConfigError) as exc:
-        _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        _fail(f"{exc.filename}: {exc.strerror}")
-    except ImportError as exc:
-        _fail(str(exc))
-    except ValueError as exc:
-        _fail(str(exc))
-    except MemoryError:
-        _fail("out of memory: process the corpus in smaller parts")
+_guard = guard  # local names kept short in the command bodies
+_print = print_result
 
 
 def build_config(method: str, threshold: float | None, ngram: int | None, char_ngrams: bool, num_perm: int,
@@ -174,21 +151,6 @@ def dedup(
             typer.echo(line, err=True)
 
     _guard(go)
-
-
-def _print(obj: dict[str, Any], fmt: str) -> None:
-    if fmt == "json":
-        typer.echo(json.dumps(obj, default=float))
-    elif fmt == "text":
-        for key, value in obj.items():
-            if isinstance(value, dict):
-                typer.echo(f"{key}:")
-                for k, v in value.items():
-                    typer.echo(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
-            else:
-                typer.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
-    else:
-        _fail(f"--format must be json or text, got {fmt!r}")
 
 
 @app.command("eval")

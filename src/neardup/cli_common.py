@@ -1,0 +1,61 @@
+"""What every ``neardup`` sub-command shares: one-line errors with exit code 2, and result printing.
+
+Owns the command-line error and output conventions; must not parse options or run pipelines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import typer
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``neardup: error: message`` on stderr and exit with code 2."""
+    typer.echo(f"neardup: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = ()) -> Any:
+    """Run ``fn``; expected errors become one clear line and exit code 2 (never a traceback).
+
+    ``expected`` adds error types of a sub-command (e.g. a store error) to the usual ones.
+    """
+    from neardup.config import ConfigError
+    from neardup.io.read import InputError
+
+    try:
+        return fn()
+    except (InputError, ConfigError, *expected) as exc:
+        fail(str(exc))
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        fail(f"{exc.filename}: {exc.strerror}")
+    except ImportError as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(str(exc))
+    except MemoryError:
+        fail("out of memory: process the input in smaller parts (--memory-limit, smaller sets)")
+
+
+def check_format(fmt: str) -> None:
+    """``--format`` must be json or text."""
+    if fmt not in ("json", "text"):
+        fail(f"--format must be json or text, got {fmt!r}")
+
+
+def print_result(obj: dict[str, Any], fmt: str) -> None:
+    """``json``: exactly one JSON object on stdout; ``text``: ``key: value`` lines (one level of nesting)."""
+    check_format(fmt)
+    if fmt == "json":
+        typer.echo(json.dumps(obj, default=float))
+        return
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            typer.echo(f"{key}:")
+            for k, v in value.items():
+                typer.echo(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
+        else:
+            typer.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
