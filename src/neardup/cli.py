@@ -7,13 +7,12 @@ Exit codes: 0 success, 2 bad input or settings (one clear line on stderr, no tra
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Optional
 
 import typer
 
-from neardup.cli_common import fail, guard, print_result
+from neardup.cli_common import guard, print_result
 from neardup.config import NEURAL_METHODS, ConfigError, DedupConfig
 
 app = typer.Typer(
@@ -24,7 +23,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.")]

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from neardup.candidates.buckets import pairs_from_keys, unique_pairs
+from neardup.candidates.buckets import pairs_from_keys
 from neardup.candidates.hamming import hamming_pairs
 from neardup.candidates.lsh import band_keys, optimal_bands_rows
 from neardup.cluster import Clusters, cluster_pairs
@@ -46,7 +46,7 @@ from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, releas
 from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
 from neardup.io.write import atomic_path, write_json
 from neardup.pipeline import default_min_collisions, represent_batch
-from neardup.represent import minhash, simhash
+from neardup.represent import simhash
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import doc_weight_totals, score_pairs
 
