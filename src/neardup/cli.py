@@ -336,6 +336,21 @@ def noise(
     _guard(go)
 
 
+def _mount() -> None:
+    """Attach the sub-command groups that live beside their subsystems."""
+    from neardup.eval.bench_cli import app as bench_app
+    from neardup.online.cli import online_app, serve_command
+    from neardup.train.cli import train_app
+
+    app.add_typer(bench_app, name="bench")
+    app.add_typer(online_app, name="online")
+    app.command("serve")(serve_command)
+    app.add_typer(train_app, name="train")
+
+
+_mount()
+
+
 def main() -> None:
     """Entry point for ``python -m neardup``."""
     app()

@@ -1,0 +1,165 @@
+"""The candidate step of the online detector: which stored documents a new one is compared with.
+
+Owns the look-up keys (the seed method's sketch, MinHash LSH band keys) and the small interface a
+further step (e.g. a RETSim vector index) implements; must not verify or decide (see detector).
+
+A step turns a document's features into a :class:`Probe` (its look-up keys, plus anything else it
+needs), answers :meth:`CandidateStep.candidates` with ``(seq, votes)`` best first, and hears about
+documents added or removed. Key-based steps keep their keys in the store's indexed ``keys`` table;
+a vector step would return no keys and keep its own index, updated in ``on_added``/``on_removed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from neardup.candidates.lsh import band_keys
+from neardup.online.features import DocFeatures, first_distinct
+from neardup.online.store import Store
+from neardup.represent.minhash import signatures
+from neardup.text.shingle import ShingleSets
+
+_NO_KEYS = np.empty(0, dtype=np.int64)
+
+
+@dataclass
+class Probe:
+    """What a step computed for one document: its keys (int64) and step-specific extras."""
+
+    keys: np.ndarray = field(default_factory=lambda: _NO_KEYS)
+    extra: Any = None
+
+
+class CandidateStep(Protocol):
+    """The interface of a candidate step (see the module docstring)."""
+
+    name: str
+
+    def probe(self, features: DocFeatures) -> Probe:
+        """Compute the document's keys (no store access; runs outside the write lock)."""
+        ...
+
+    def candidates(self, probe: Probe, store: Store, limit: int) -> list[tuple[int, int]]:
+        """Up to ``limit`` stored documents ``(seq, votes)``, most votes first (ties: earliest first)."""
+        ...
+
+    def on_added(self, seq: int, probe: Probe) -> None:
+        """A document was stored with this seq (inside the write transaction)."""
+        ...
+
+    def on_removed(self, seq: int) -> None:
+        """A document was deleted."""
+        ...
+
+
+def row_band_keys(values: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """:func:`neardup.candidates.lsh.band_keys` of one signature row, vectorised over bands (same keys).
+
+    >>> sig = np.array([[1, 2, 3, 4]], dtype=np.uint32)
+    >>> bool((row_band_keys(sig[0], 2, 2) == band_keys(sig, 2, 2)[0]).all())
+    True
+    """
+    block = values[: bands * rows].astype(np.uint64).reshape(bands, rows)
+    with np.errstate(over="ignore"):
+        acc = np.uint64(0x9E3779B97F4A7C15) * np.arange(1, bands + 1, dtype=np.uint64)
+        for j in range(rows):
+            acc = (acc ^ block[:, j]) * np.uint64(0x100000001B3)
+            acc ^= acc >> np.uint64(29)
+    return acc
+
+
+def rank_votes(votes: dict[int, int], min_votes: int, limit: int) -> list[tuple[int, int]]:
+    """``(seq, votes)`` with at least ``min_votes``, most votes first, ties by arrival; at most ``limit``.
+
+    >>> rank_votes({5: 3, 2: 3, 9: 1, 4: 7}, min_votes=2, limit=2)
+    [(4, 7), (2, 3)]
+    """
+    ranked = sorted(((s, v) for s, v in votes.items() if v >= min_votes), key=lambda sv: (-sv[1], sv[0]))
+    return ranked[:limit]
+
+
+class _KeyStep:
+    """Shared logic of the steps whose keys live in the store's key table."""
+
+    name = "keys"
+    min_votes = 1
+    max_bucket = 1000
+
+    def candidates(self, probe: Probe, store: Store, limit: int) -> list[tuple[int, int]]:
+        if probe.keys.size == 0:
+            return []
+        return rank_votes(store.lookup(probe.keys, self.max_bucket), self.min_votes, limit)
+
+    def on_added(self, seq: int, probe: Probe) -> None:
+        return None
+
+    def on_removed(self, seq: int) -> None:
+        return None
+
+
+class SketchStep(_KeyStep):
+    """The seed method: a sketch of ``p`` values over a sample of the first ``k`` distinct shingles.
+
+    Value i is ``min over the sample of (fingerprint XOR r_i)`` for p fixed random 64-bit numbers
+    ``r_i`` (seeded); a stored document is a candidate when more than ``t`` positions agree.
+
+    >>> from neardup.online.features import featurize
+    >>> step = SketchStep(p=20, k=1600, t=2, seed=1)
+    >>> a = step.probe(featurize("one two three four five six seven", 3))
+    >>> b = step.probe(featurize("one two three four five six seven", 3))
+    >>> a.keys.size, bool((a.keys == b.keys).all())
+    (20, True)
+    """
+
+    name = "sketch"
+
+    def __init__(self, p: int, k: int, t: int, seed: int, max_bucket: int = 1000) -> None:
+        self.p, self.k, self.t = p, k, t
+        self.min_votes = t + 1
+        self.max_bucket = max_bucket
+        self.random = np.random.default_rng(seed).integers(0, 2**64 - 1, size=p, dtype=np.uint64, endpoint=True)
+
+    def sketch(self, features: DocFeatures) -> np.ndarray:
+        """The p sketch values (uint64) of a document (empty for an empty document)."""
+        sample = first_distinct(features.seq, self.k)
+        if sample.size == 0:
+            return np.empty(0, dtype=np.uint64)
+        return np.bitwise_xor(sample[:, None], self.random[None, :]).min(axis=0)
+
+    def probe(self, features: DocFeatures) -> Probe:
+        values = self.sketch(features)
+        if values.size == 0:
+            return Probe()
+        # One key per (position, value): band_keys with one row per band mixes the position in.
+        return Probe(keys=row_band_keys(values, bands=self.p, rows=1).view(np.int64))
+
+
+class MinHashStep(_KeyStep):
+    """Our candidate step: MinHash (``num_perm`` values) of the same sample, LSH ``bands`` x ``rows``.
+
+    A stored document is a candidate when it shares at least ``min_bands`` band keys.
+
+    >>> from neardup.online.features import featurize
+    >>> step = MinHashStep(num_perm=32, bands=8, rows=4, k=1600, seed=1)
+    >>> step.probe(featurize("one two three four five", 3)).keys.size
+    8
+    """
+
+    name = "minhash"
+
+    def __init__(self, num_perm: int, bands: int, rows: int, k: int, seed: int, min_bands: int = 1,
+                 max_bucket: int = 1000) -> None:
+        self.num_perm, self.bands, self.rows, self.k, self.seed = num_perm, bands, rows, k, seed
+        self.min_votes = min_bands
+        self.max_bucket = max_bucket
+
+    def probe(self, features: DocFeatures) -> Probe:
+        sample = first_distinct(features.seq, self.k)
+        if sample.size == 0:
+            return Probe()
+        sets = ShingleSets(sample, np.array([0, sample.size], dtype=np.int64))
+        sig = signatures(sets, num_perm=self.num_perm, seed=self.seed)
+        return Probe(keys=row_band_keys(sig[0], self.bands, self.rows).view(np.int64))

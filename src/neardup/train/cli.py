@@ -1,0 +1,215 @@
+"""``neardup train biencoder`` and ``neardup train crossencoder``: the Typer sub-app ``train_app``.
+
+Owns the training options and their one-line errors (exit 2); must not contain training logic.
+Mounted by :mod:`neardup.cli` as ``app.add_typer(train_app, name="train")``. Heavy imports (torch,
+sentence-transformers) happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+train_app = typer.Typer(
+    name="train",
+    help="Train models for the corpus at hand: a fine-tuned bi-encoder, a cross-encoder re-ranker.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DataOpt = Annotated[Path, typer.Option("--data", help="Labelled JSONL (documents with 'cluster', or pairs a,b,label); with --synthetic any document file (JSONL(.gz), Parquet, CSV, folder of .txt).")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Model folder to write (checkpoints go to OUT/checkpoints, the report to OUT/train_report.json).")]
+SyntheticOpt = Annotated[bool, typer.Option("--synthetic", help="Make training clusters from the texts with the noise generator (noisy copies + hard negatives).")]
+BaseOpt = Annotated[Optional[str], typer.Option("--base", help="Starting model folder (sentence-transformers/BERT); default: the packaged all-MiniLM-L6-v2.")]
+MaxMinutesOpt = Annotated[Optional[float], typer.Option("--max-minutes", help="Wall-clock budget of the whole command; training stops early (with a checkpoint) to fit it.")]
+ResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in OUT (same data and options).")]
+EpochsOpt = Annotated[int, typer.Option("--epochs", help="Passes over the training pairs.")]
+StepsOpt = Annotated[Optional[int], typer.Option("--steps", help="Planned optimiser steps (overrides --epochs).")]
+MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many steps in total, keeping the planned schedule (continue later with --resume).")]
+BatchOpt = Annotated[int, typer.Option("--batch-size", help="Pairs (supcon: texts) per step.")]
+LrOpt = Annotated[float, typer.Option("--lr", help="AdamW learning rate (peak, after warm-up).")]
+HeadLrOpt = Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")]
+WarmupOpt = Annotated[float, typer.Option("--warmup", help="Fraction of the steps spent warming the learning rate up.")]
+SeqOpt = Annotated[Optional[int], typer.Option("--max-seq-length", help="Tokens per text while training (cross-encoder: per pair); default 128 (bi-encoder), 256 (cross-encoder).")]
+CkptOpt = Annotated[int, typer.Option("--checkpoint-every", help="Checkpoint every N steps (and at the end).")]
+ValOpt = Annotated[float, typer.Option("--val-fraction", help="Share of the documents (whole clusters) held out for validation.")]
+NegOpt = Annotated[float, typer.Option("--neg-per-pos", help="Negative pairs per positive pair.")]
+HardOpt = Annotated[float, typer.Option("--hard-fraction", help="Share of negatives that are hard (generator/labelled/mined); the rest are random.")]
+MineOpt = Annotated[str, typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none.")]
+MaxSourcesOpt = Annotated[Optional[int], typer.Option("--max-sources", help="With --synthetic: source texts sampled (each becomes a cluster).")]
+MaxPairsOpt = Annotated[Optional[int], typer.Option("--max-pairs", help="Cap on training pairs.")]
+ExcludeOpt = Annotated[Optional[list[Path]], typer.Option("--exclude", help="Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of sampling, splits, pairs and batch order.")]
+NoEvalOpt = Annotated[bool, typer.Option("--no-eval", help="Skip the validation evaluation before and after training.")]
+EvalTokensOpt = Annotated[int, typer.Option("--eval-max-tokens", help="Tokens per text when evaluating (the pipeline uses 512).")]
+ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads (default: torch's choice).")]
+DocsOpt = Annotated[Optional[Path], typer.Option("--docs", help="Documents for a pair-labelled --data file (default: docs.jsonl beside it).")]
+TextFieldOpt = Annotated[str, typer.Option("--text-field", help="Field holding the text.")]
+IdFieldOpt = Annotated[str, typer.Option("--id-field", help="Field holding the document id.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or log lines; print only the result.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"neardup: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _guard(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; expected errors become one line on stderr and exit code 2."""
+    from neardup.config import ConfigError
+    from neardup.io.read import InputError
+
+    try:
+        return fn()
+    except (InputError, ConfigError) as exc:
+        _fail(str(exc))
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
+    except (ImportError, ValueError) as exc:
+        _fail(str(exc))
+    except MemoryError:
+        _fail("out of memory: use fewer --max-sources / --max-pairs or a smaller --batch-size")
+
+
+def _print(report: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        typer.echo(json.dumps(report, default=str))
+        return
+    from neardup.train.common import summary_line
+
+    label = "bi-encoder alone" if report["kind"] == "crossencoder" else "base model"
+    typer.echo(summary_line(f"validation before ({label})", report.get("validation_before")))
+    typer.echo(summary_line("validation after", report.get("validation_after")))
+    typer.echo(f"steps: {report['steps']}/{report['total_steps']} ({report['stopped']}); loss "
+               f"{report['loss_first'] if report['loss_first'] is None else round(report['loss_first'], 4)} -> "
+               f"{report['loss_last'] if report['loss_last'] is None else round(report['loss_last'], 4)}; "
+               f"train {report['seconds_train'] / 60:.1f} min, total {report['seconds_total'] / 60:.1f} min")
+    typer.echo(f"model: {report['out']}")
+
+
+def _config(kind: str, **kw: Any) -> Any:
+    from neardup.config import ConfigError
+    from neardup.train.common import TrainConfig
+
+    if kw["fmt"] not in ("text", "json"):
+        raise ConfigError(f"--format must be json or text, got {kw['fmt']!r}")
+    if not kw["data"].exists():
+        raise ConfigError(f"--data: no such file or folder: {kw['data']}")
+    if kw["base"] is not None and not Path(kw["base"]).is_dir():
+        raise ConfigError(f"--base: no such model folder: {kw['base']}")
+    seq = kw["max_seq_length"] or (256 if kind == "crossencoder" else 128)
+    return TrainConfig(
+        data=str(kw["data"]), out=str(kw["out"]), synthetic=kw["synthetic"], docs=str(kw["docs"]) if kw["docs"] else None,
+        text_field=kw["text_field"], id_field=kw["id_field"], base=kw["base"], loss=kw.get("loss", "online-contrastive"),
+        epochs=kw["epochs"], steps=kw["steps"], batch_size=kw["batch_size"], lr=kw["lr"], head_lr=kw.get("head_lr"),
+        warmup=kw["warmup"],
+        max_seq_length=seq, max_minutes=kw["max_minutes"], resume=kw["resume"], checkpoint_every=kw["checkpoint_every"],
+        val_fraction=kw["val_fraction"], neg_per_pos=kw["neg_per_pos"], hard_fraction=kw["hard_fraction"],
+        mine=kw["mine"], max_sources=kw["max_sources"], max_pairs=kw["max_pairs"],
+        exclude=tuple(str(p) for p in (kw["exclude"] or ())), seed=kw["seed"], evaluate=not kw["no_eval"],
+        eval_max_tokens=kw["eval_max_tokens"], candidates=kw.get("candidates"), rerank_floor=kw.get("rerank_floor"),
+        threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
+
+
+@train_app.command("biencoder")
+def biencoder(
+    data: DataOpt,
+    out: OutOpt,
+    synthetic: SyntheticOpt = False,
+    base: BaseOpt = None,
+    loss: Annotated[str, typer.Option("--loss", help="online-contrastive (margin 0.2, cosine) | mnrl | supcon.")] = "online-contrastive",
+    max_minutes: MaxMinutesOpt = None,
+    resume: ResumeOpt = False,
+    epochs: EpochsOpt = 1,
+    steps: StepsOpt = None,
+    max_steps: MaxStepsOpt = None,
+    batch_size: BatchOpt = 16,
+    lr: LrOpt = 2e-5,
+    warmup: WarmupOpt = 0.1,
+    max_seq_length: SeqOpt = None,
+    checkpoint_every: CkptOpt = 50,
+    val_fraction: ValOpt = 0.15,
+    neg_per_pos: NegOpt = 1.0,
+    hard_fraction: HardOpt = 2 / 3,
+    mine: MineOpt = "minhash",
+    max_sources: MaxSourcesOpt = 300,
+    max_pairs: MaxPairsOpt = None,
+    exclude: ExcludeOpt = None,
+    seed: SeedOpt = 0,
+    no_eval: NoEvalOpt = False,
+    eval_max_tokens: EvalTokensOpt = 512,
+    threads: ThreadsOpt = None,
+    docs: DocsOpt = None,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Fine-tune a bi-encoder (contrastive, with hard negatives); OUT loads with --method biencoder --model OUT."""
+    kw = dict(locals())
+
+    def go() -> None:
+        from neardup.train.biencoder import train_biencoder
+
+        cfg = _config("biencoder", **kw)
+        report = train_biencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
+        _print(report, fmt)
+
+    _guard(go)
+
+
+@train_app.command("crossencoder")
+def crossencoder(
+    data: DataOpt,
+    out: OutOpt,
+    synthetic: SyntheticOpt = False,
+    base: BaseOpt = None,
+    candidates: Annotated[Optional[str], typer.Option("--candidates", help="Bi-encoder folder whose neighbours are re-ranked in validation (default: the packaged model).")] = None,
+    rerank_floor: Annotated[Optional[float], typer.Option("--rerank-floor", help="Cosine floor of the validation candidates (default: keep 98% of the true pairs).")] = None,
+    max_minutes: MaxMinutesOpt = None,
+    resume: ResumeOpt = False,
+    epochs: EpochsOpt = 1,
+    steps: StepsOpt = None,
+    max_steps: MaxStepsOpt = None,
+    batch_size: BatchOpt = 16,
+    lr: LrOpt = 2e-5,
+    head_lr: HeadLrOpt = None,
+    warmup: WarmupOpt = 0.1,
+    max_seq_length: SeqOpt = None,
+    checkpoint_every: CkptOpt = 50,
+    val_fraction: ValOpt = 0.15,
+    neg_per_pos: NegOpt = 1.0,
+    hard_fraction: HardOpt = 2 / 3,
+    mine: MineOpt = "minhash",
+    max_sources: MaxSourcesOpt = 300,
+    max_pairs: MaxPairsOpt = None,
+    exclude: ExcludeOpt = None,
+    seed: SeedOpt = 0,
+    no_eval: NoEvalOpt = False,
+    eval_max_tokens: EvalTokensOpt = 512,
+    threads: ThreadsOpt = None,
+    docs: DocsOpt = None,
+    text_field: TextFieldOpt = "text",
+    id_field: IdFieldOpt = "id",
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Train a cross-encoder pair classifier; OUT re-ranks with --method rerank --model BI --cross-model OUT."""
+    kw = dict(locals())
+
+    def go() -> None:
+        from neardup.train.crossencoder import train_crossencoder
+
+        cfg = _config("crossencoder", **kw)
+        report = train_crossencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
+        _print(report, fmt)
+
+    _guard(go)
+
+
+__all__ = ["train_app"]

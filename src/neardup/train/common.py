@@ -1,0 +1,355 @@
+"""Settings and helpers shared by the bi-encoder and cross-encoder trainers.
+
+Owns :class:`TrainConfig` (every option of ``neardup train``), preparing the split and the pairs, batch
+plans, the run fingerprint, atomic model saving and the report file; must not define a model or a loss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup.eval.noise import derive_seed
+from neardup.train.data import (HARD_FRACTION, MINERS, PairSet, TrainingSet, build_pairs, load_training_set,
+                                mine_hard_negatives, split_by_cluster)
+from neardup.train.loop import TrainError
+
+LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
+REPORT_FILE = "train_report.json"
+
+
+@dataclass
+class TrainConfig:
+    """Everything one ``neardup train`` run needs (see ``neardup train biencoder --help``)."""
+
+    data: str
+    out: str
+    synthetic: bool = False
+    docs: str | None = None
+    text_field: str = "text"
+    id_field: str = "id"
+    base: str | None = None
+    loss: str = "online-contrastive"
+    margin: float = 0.2
+    temperature: float = 0.1
+    epochs: int = 1
+    steps: int | None = None
+    batch_size: int = 16
+    lr: float = 2e-5
+    head_lr: float | None = None
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    max_seq_length: int = 128
+    max_minutes: float | None = None
+    resume: bool = False
+    checkpoint_every: int = 50
+    val_fraction: float = 0.15
+    neg_per_pos: float = 1.0
+    hard_fraction: float = HARD_FRACTION
+    mine: str = "minhash"
+    mine_k: int = 5
+    max_sources: int | None = 300
+    max_pairs: int | None = None
+    max_pos_per_cluster: int = 10
+    exclude: tuple[str, ...] = ()
+    seed: int = 0
+    evaluate: bool = True
+    eval_max_tokens: int = 512
+    eval_k: int = 100
+    candidates: str | None = None
+    rerank_k: int = 20
+    rerank_floor: float | None = None
+    threads: int | None = None
+    progress: bool = True
+    stop_at_step: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from neardup.config import ConfigError
+
+        def check(cond: bool, msg: str) -> None:
+            if not cond:
+                raise ConfigError(msg)
+
+        check(self.loss in LOSSES, f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        check(self.mine in MINERS, f"--mine must be one of {', '.join(MINERS)}, got {self.mine!r}")
+        check(self.batch_size >= 2, f"--batch-size must be >= 2, got {self.batch_size}")
+        check(self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}")
+        check(self.steps is None or self.steps >= 1, f"--steps must be >= 1, got {self.steps}")
+        check(self.lr > 0, f"--lr must be > 0, got {self.lr}")
+        check(self.head_lr is None or self.head_lr > 0, f"--head-lr must be > 0, got {self.head_lr}")
+        check(0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}")
+        check(8 <= self.max_seq_length <= 512, f"--max-seq-length must be in 8..512, got {self.max_seq_length}")
+        check(self.max_minutes is None or self.max_minutes > 0, f"--max-minutes must be > 0, got {self.max_minutes}")
+        check(0 < self.val_fraction < 1, f"--val-fraction must be in (0, 1), got {self.val_fraction}")
+        check(0 <= self.hard_fraction <= 1, f"--hard-fraction must be in [0, 1], got {self.hard_fraction}")
+        check(self.neg_per_pos >= 0, f"--neg-per-pos must be >= 0, got {self.neg_per_pos}")
+        check(self.max_sources is None or self.max_sources >= 2, "--max-sources must be >= 2")
+        check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
+        check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
+
+    def fingerprint(self, *arrays: np.ndarray) -> str:
+        """Hash of everything that decides the batches and the schedule (not budget, resume or output)."""
+        skip = {"out", "max_minutes", "resume", "checkpoint_every", "evaluate", "eval_max_tokens", "eval_k",
+                "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra"}
+        d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+        h = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=16)
+        for a in arrays:
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()
+
+
+class Timer:
+    """Wall-clock budget of one command (``--max-minutes``)."""
+
+    def __init__(self, max_minutes: float | None) -> None:
+        self.start = time.time()
+        self.deadline = self.start + max_minutes * 60.0 if max_minutes else None
+
+    def elapsed(self) -> float:
+        return time.time() - self.start
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.time()
+
+
+def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[TrainingSet, TrainingSet]:
+    """Load the training set and split it by cluster; refuses splits without positives."""
+    ts = load_training_set(cfg.data, synthetic=cfg.synthetic, docs=cfg.docs, text_field=cfg.text_field,
+                           id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
+                           exclude=cfg.exclude, log=say)
+    train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
+    st, sv = train.stats(), val.stats()
+    say(f"data: {st['n_docs']} train docs ({st['n_duplicate_clusters']} duplicate clusters), "
+        f"{sv['n_docs']} validation docs ({sv['n_duplicate_clusters']} duplicate clusters), split by cluster")
+    if st["n_duplicate_clusters"] == 0:
+        raise TrainError("the training split has no duplicate cluster: nothing to learn from "
+                         "(use --synthetic for unlabelled text)")
+    return train, val
+
+
+def mined_pairs(cfg: TrainConfig, train: TrainingSet, encode: Callable[[list[str]], np.ndarray] | None,
+                say: Callable[[str], None]) -> list[tuple[int, int]]:
+    """Hard negatives mined on the training split by MinHash and/or the current encoder (closest first)."""
+    methods = {"minhash": ["minhash"], "encoder": ["encoder"], "both": ["minhash", "encoder"], "none": []}[cfg.mine]
+    out: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    for m in methods:
+        t0 = time.time()
+        left, right, _ = mine_hard_negatives(train.texts, train.clusters, m, k=cfg.mine_k,
+                                             encode=encode if m == "encoder" else None)
+        new = [(a, b) for a, b in zip(left.tolist(), right.tolist()) if (a, b) not in seen]
+        seen.update(new)
+        out += new
+        say(f"mining ({m}): {len(new)} close pairs with different labels ({time.time() - t0:.0f}s)")
+    return out
+
+
+def pair_batches(n: int, batch_size: int, epochs: int, steps: int | None, seed: int) -> list[np.ndarray]:
+    """Row indices per step: a seeded shuffle per epoch cut into batches (the last one kept if >= 2 rows);
+    ``steps`` (when given) cycles epochs until that many batches exist.
+
+    >>> [b.size for b in pair_batches(10, 4, 1, None, 0)]
+    [4, 4, 2]
+    """
+    out: list[np.ndarray] = []
+    epoch = 0
+    while True:
+        rng = np.random.default_rng(derive_seed(seed, "epoch", str(epoch)))
+        perm = rng.permutation(n)
+        for lo in range(0, n, batch_size):
+            b = perm[lo : lo + batch_size]
+            if b.size >= 2:
+                out.append(b)
+            if steps is not None and len(out) >= steps:
+                return out
+        epoch += 1
+        if steps is None and epoch >= epochs:
+            return out
+        if n < 2:
+            return out
+
+
+def negatives_by_cluster(train: TrainingSet, pairs: PairSet) -> dict[str, list[int]]:
+    """For each cluster, the documents that are its hard (explicit or mined) negatives."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for a, b, lab, kind in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.label.tolist(), pairs.kind):
+        if lab == 0 and kind in ("hard", "mined"):
+            out[train.clusters[a]].append(b)
+            out[train.clusters[b]].append(a)
+    return out
+
+
+def triplets(train: TrainingSet, pairs: PairSet, seed: int) -> list[tuple[int, int, int]]:
+    """(anchor, positive, negative) per positive pair: a hard negative of the anchor's cluster when there is
+    one, else a random document of another cluster. Ordered round-robin over clusters, so a batch rarely
+    holds two rows of one cluster (in-batch negatives must not be duplicates)."""
+    rng = random.Random(derive_seed(seed, "triplets"))
+    negs = negatives_by_cluster(train, pairs)
+    n = len(train)
+    by_cluster: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for a, b, lab in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.label.tolist()):
+        if lab != 1:
+            continue
+        if rng.random() < 0.5:
+            a, b = b, a
+        c = train.clusters[a]
+        if negs.get(c):
+            neg = rng.choice(negs[c])
+        else:
+            neg = rng.randrange(n)
+            for _ in range(50):
+                if train.clusters[neg] != c:
+                    break
+                neg = rng.randrange(n)
+        by_cluster[c].append((a, b, neg))
+    keys = sorted(by_cluster)
+    rng.shuffle(keys)
+    out: list[tuple[int, int, int]] = []
+    rnd = 0
+    while True:
+        added = False
+        for k in keys:
+            if rnd < len(by_cluster[k]):
+                out.append(by_cluster[k][rnd])
+                added = True
+        if not added:
+            return out
+        rnd += 1
+
+
+def supcon_batches(train: TrainingSet, pairs: PairSet, batch_size: int, epochs: int, steps: int | None,
+                   seed: int, per_cluster: int = 4) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(document indices, cluster labels) per step: whole clusters (up to ``per_cluster`` members) plus one
+    hard negative each, packed to ``batch_size`` documents."""
+    negs = negatives_by_cluster(train, pairs)
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(train.clusters):
+        members[c].append(i)
+    multi = sorted(c for c, m in members.items() if len(m) > 1)
+    lab = {c: i for i, c in enumerate(sorted(members))}
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    epoch = 0
+    while True:
+        rng = random.Random(derive_seed(seed, "supcon", str(epoch)))
+        order = list(multi)
+        rng.shuffle(order)
+        docs: list[int] = []
+        for c in order:
+            m = list(members[c])
+            rng.shuffle(m)
+            add = m[:per_cluster]
+            if negs.get(c):
+                add.append(rng.choice(negs[c]))
+            add = [d for d in add if d not in docs]
+            if len(docs) + len(add) > batch_size and len(docs) >= 2:
+                out.append((np.array(docs), np.array([lab[train.clusters[d]] for d in docs])))
+                docs = []
+                if steps is not None and len(out) >= steps:
+                    return out
+            docs += add[: batch_size]
+        if len(docs) >= 2:
+            out.append((np.array(docs), np.array([lab[train.clusters[d]] for d in docs])))
+        if steps is not None and len(out) >= steps:
+            return out[:steps]
+        epoch += 1
+        if (steps is None and epoch >= epochs) or not multi:
+            return out
+
+
+def atomic_save(save: Callable[[str], None], out: str | os.PathLike[str]) -> None:
+    """Save a model folder into ``out`` without leaving it half-written: save into a temporary folder
+    inside ``out``, then move each entry into place (``modules.json`` and ``config.json`` last, which is
+    what loaders look for first)."""
+    dest = Path(out)
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = dest / f".saving-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    save(str(tmp))
+    entries = sorted(tmp.iterdir(), key=lambda p: p.name in ("modules.json", "config.json"))
+    for src in entries:
+        target = dest / src.name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists() and src.is_dir():
+            target.unlink()
+        os.replace(src, target)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_report(out: str | os.PathLike[str], report: dict[str, Any]) -> None:
+    """``<out>/train_report.json`` (atomically)."""
+    from neardup.io.write import write_json
+
+    write_json(Path(out) / REPORT_FILE, report)
+
+
+def read_report(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The report of an earlier (possibly interrupted) run in ``out``."""
+    p = Path(out) / REPORT_FILE
+    if not p.exists():
+        return None
+    with open(p, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def summary_line(name: str, m: dict[str, Any] | None) -> str:
+    """One line of validation metrics."""
+    if not m:
+        return f"{name}: not evaluated"
+    return (f"{name}: ARI {m['ari']:.4f} (P {m['precision']:.3f} R {m['recall']:.3f} F1 {m['f1']:.3f}) "
+            f"at threshold {m['threshold']:.3f}")
+
+
+def brief(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics worth keeping in a report."""
+    keys = ("ari", "precision", "recall", "f1", "threshold", "n_docs", "n_pred_pairs", "n_scored", "seconds_scoring")
+    return {k: (round(float(v), 4) if isinstance(v, float) else v) for k, v in metrics.items() if k in keys}
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[int]:
+    """Use :func:`set_threads` for the block, then restore torch's previous thread count."""
+    import torch
+
+    old = torch.get_num_threads()
+    try:
+        yield set_threads(threads)
+    finally:
+        torch.set_num_threads(old)
+
+
+def set_threads(threads: int | None) -> int:
+    """Set torch's CPU threads: ``threads``, or (None) the cores not already busy (1-minute load average),
+    at least 1. On a shared machine, threads that outnumber the free cores make every step several times
+    slower (measured: 3x on a 2-core box with load 9), so the default backs off. Returns the number set."""
+    import torch
+
+    if not threads:
+        cores = os.cpu_count() or 1
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            busy = 0.0
+        threads = max(1, min(torch.get_num_threads(), int(cores - busy + 0.5)))
+    torch.set_num_threads(threads)
+    return threads
+
+
+__all__ = ["LOSSES", "REPORT_FILE", "Timer", "TrainConfig", "atomic_save", "brief", "mined_pairs", "negatives_by_cluster",
+           "pair_batches", "prepare_data", "read_report", "set_threads", "summary_line", "torch_threads", "supcon_batches", "triplets",
+           "write_report"]

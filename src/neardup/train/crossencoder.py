@@ -1,0 +1,176 @@
+"""Train a cross-encoder pair classifier that re-ranks bi-encoder candidates (the ``rerank`` method).
+
+Owns the ``neardup train crossencoder`` job: the same data, split and pairs as the bi-encoder
+(positives, generated/labelled/mined hard negatives, random negatives), a sentence-transformers
+``CrossEncoder`` with one output (``num_labels=1``) started from the base model's encoder weights
+(default: the packaged all-MiniLM-L6-v2; the classification head is new), binary cross-entropy on the
+logit, AdamW with warm-up, checkpoints and resume. Pairs are shown in random order (the model should
+not care which side is which). ``max_seq_length`` is the length of the *pair* (both texts share it).
+
+Validation before and after: "before" is the candidate bi-encoder alone (``candidates``, default the
+packaged model) with its best threshold; "after" re-ranks that bi-encoder's neighbours above a loose
+cosine floor (``rerank_floor``, default: the highest floor keeping 98% of the true validation pairs)
+by the trained cross-encoder and tunes the threshold on its probability.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from neardup.eval.noise import derive_seed
+from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
+                                  read_report, summary_line, torch_threads, write_report)
+from neardup.train.data import TrainingSet, build_pairs
+from neardup.train.loop import LoopConfig, TrainError, latest_checkpoint, run_loop
+
+DEFAULT_PAIR_LENGTH = 256
+#: Learning rate of the new classification head (the encoder uses ``lr``): a fresh head at the encoder's
+#: 2e-5 barely moves in the few hundred steps a CPU run affords (measured: BCE still 0.69 after 56 steps).
+DEFAULT_HEAD_LR = 1e-3
+
+
+def load_cross_encoder(path: str | None, max_length: int) -> Any:
+    """A ``CrossEncoder`` with one output from a local folder (a cross-encoder, or a bi-encoder/BERT whose
+    encoder weights start a new classifier), on CPU."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from neardup.represent.encoder import require_extra
+    from neardup.represent.transformer import default_model_path
+
+    st = require_extra("sentence_transformers", "transformers")
+    p = path or str(default_model_path())
+    if not os.path.isdir(p):
+        raise FileNotFoundError(f"base model folder not found: {p}")
+    ce = st.CrossEncoder(p, num_labels=1, max_length=max_length, device="cpu", local_files_only=True)
+    ce.max_seq_length = max_length
+    return ce
+
+
+def _validation_candidates(cfg: TrainConfig, val: TrainingSet, say: Callable[[str], None]) -> tuple[Any, Any, float, dict]:
+    """Validation data, its candidate-bi-encoder embeddings, the rerank floor and the bi-encoder's tuned metrics."""
+    from neardup.train.biencoder import load_sentence_transformer
+    from neardup.train.evaluate import encode_texts, floor_for_recall, tune_biencoder
+
+    data = val.labelled("validation")
+    bi = load_sentence_transformer(cfg.candidates)
+    emb = encode_texts(bi, data.corpus.texts, max_tokens=cfg.eval_max_tokens)
+    del bi
+    before = tune_biencoder(data, emb, k=cfg.eval_k)["validation"]
+    floor = cfg.rerank_floor if cfg.rerank_floor is not None else floor_for_recall(data, emb, 0.98, k=cfg.rerank_k)
+    say(f"rerank floor {floor:.2f} (cosine of the candidate bi-encoder; {cfg.rerank_k} neighbours per document)")
+    return data, emb, floor, before
+
+
+def train_crossencoder(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the whole job; returns (and writes to ``<out>/train_report.json``) the report."""
+    say = log or (lambda _m: None)
+    with torch_threads(cfg.threads) as n:
+        say(f"torch threads: {n}")
+        return _train_crossencoder(cfg, say)
+
+
+def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, Any]:
+    import torch
+
+    from neardup.train.evaluate import rerank_candidates, tune_rerank
+
+    timer = Timer(cfg.max_minutes)
+    if cfg.resume and latest_checkpoint(cfg.out) is None:
+        raise TrainError(f"--resume: no checkpoint in {os.path.join(cfg.out, 'checkpoints')}")
+    train, val = prepare_data(cfg, say)
+    pair_len = cfg.max_seq_length
+    previous = read_report(cfg.out) if cfg.resume else None
+    before = previous.get("validation_before") if previous else None
+    eval_seconds = float(previous.get("seconds_eval", 0.0)) if previous else 0.0
+    vdata = vemb = None
+    floor = cfg.rerank_floor if cfg.rerank_floor is not None else (previous or {}).get("rerank_floor")
+    if cfg.evaluate:
+        t0 = timer.elapsed()
+        vdata, vemb, floor, b = _validation_candidates(cfg, val, say)
+        before = before or brief(b)
+        eval_seconds = max(eval_seconds, timer.elapsed() - t0)
+        say(summary_line("validation before (bi-encoder alone)", before))
+        write_report(cfg.out, {"kind": "crossencoder", "validation_before": before, "rerank_floor": floor,
+                               "seconds_eval": round(eval_seconds, 1), "complete": False})
+    ce = load_cross_encoder(cfg.base, pair_len)
+
+    encode = None
+    if cfg.mine in ("encoder", "both"):
+        from neardup.train.biencoder import load_sentence_transformer
+        from neardup.train.evaluate import encode_texts
+
+        bi = load_sentence_transformer(cfg.candidates)
+
+        def encode(texts: list[str]) -> np.ndarray:
+            return encode_texts(bi, texts, max_tokens=128)
+
+    mined = mined_pairs(cfg, train, encode, say)
+    pairs = build_pairs(train, cfg.neg_per_pos, cfg.hard_fraction, mined, cfg.max_pos_per_cluster, cfg.max_pairs,
+                        cfg.seed)
+    c = pairs.info["counts"]
+    say(f"pairs: {c['positive']} positive, {c['hard']} generated/labelled hard + {c['mined']} mined hard + "
+        f"{c['random']} random negatives (hard share {pairs.info['hard_fraction_realised']:.2f})")
+    rng = random.Random(derive_seed(cfg.seed, "swap"))
+    swap = np.array([rng.random() < 0.5 for _ in range(len(pairs))], dtype=bool)
+    batches = pair_batches(len(pairs), cfg.batch_size, cfg.epochs, cfg.steps, cfg.seed)
+    texts = train.texts
+    bce = torch.nn.BCEWithLogitsLoss()
+
+    def loss_fn(rows: np.ndarray) -> Any:
+        items = []
+        for r in rows.tolist():
+            a, b = texts[pairs.a[r]], texts[pairs.b[r]]
+            items.append((b, a) if swap[r] else (a, b))
+        feats = ce.preprocess(items)
+        logits = ce(feats)["scores"].reshape(-1)
+        return bce(logits, torch.as_tensor(pairs.label[rows], dtype=torch.float32))
+
+    fingerprint = cfg.fingerprint(np.stack([pairs.a, pairs.b, pairs.label]), swap)
+    deadline = None
+    if timer.deadline is not None:
+        deadline = timer.deadline - (1.5 * eval_seconds if cfg.evaluate else 0.0) - 15.0
+    loop = run_loop(ce, batches, loss_fn,
+                    LoopConfig(out=cfg.out, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
+                               head_lr=cfg.head_lr or DEFAULT_HEAD_LR, head_match="classifier",
+                               checkpoint_every=cfg.checkpoint_every, resume=cfg.resume, deadline=deadline,
+                               stop_at_step=cfg.stop_at_step, progress=cfg.progress, desc="crossencoder"),
+                    fingerprint)
+    atomic_save(lambda d: ce.save(d), cfg.out)
+    after = None
+    if cfg.evaluate and vdata is not None and vemb is not None:
+        t0 = timer.elapsed()
+        ce.eval()
+
+        def score_pairs(items: list[tuple[str, str]]) -> np.ndarray:
+            return np.asarray(ce.predict(items, batch_size=16, show_progress_bar=False), dtype=np.float64).reshape(-1)
+
+        cands = rerank_candidates(vdata, vemb, score_pairs, float(floor), k=cfg.rerank_k)
+        after = brief(tune_rerank(vdata, cands)["validation"])
+        eval_seconds = max(eval_seconds, timer.elapsed() - t0)
+        say(summary_line("validation before (bi-encoder alone)", before))
+        say(summary_line("validation after  (rerank)", after) + f"; {after.get('n_scored', 0)} pairs scored")
+    losses = loop.losses
+    k = max(1, min(20, len(losses) // 5))
+    report = {
+        "kind": "crossencoder", "out": str(cfg.out), "base": cfg.base or "packaged all-MiniLM-L6-v2",
+        "candidates": cfg.candidates or "packaged all-MiniLM-L6-v2", "rerank_floor": floor,
+        "data": {"train": train.stats(), "validation": val.stats(), **train.info}, "pairs": pairs.info,
+        "steps": loop.step, "total_steps": loop.total_steps, "stopped": loop.stopped, "resumed_from": loop.resumed_from,
+        "loss_first": float(np.mean(losses[:k])) if losses else None,
+        "loss_last": float(np.mean(losses[-k:])) if losses else None,
+        "validation_before": before, "validation_after": after,
+        "seconds_train": round(loop.seconds, 1), "seconds_eval": round(eval_seconds, 1),
+        "seconds_total": round(timer.elapsed(), 1),
+        "settings": {k2: v for k2, v in vars(cfg).items() if k2 != "extra"}, "complete": True,
+    }
+    write_report(cfg.out, report)
+    say(f"{loop.step}/{loop.total_steps} steps ({loop.stopped}) in {loop.seconds / 60:.1f} min -> {cfg.out}")
+    return report
+
+
+__all__ = ["DEFAULT_HEAD_LR", "DEFAULT_PAIR_LENGTH", "load_cross_encoder", "train_crossencoder"]
