@@ -179,7 +179,8 @@ def eval_cmd(
     """Run the pipeline on labelled data and print ARI, pairwise precision/recall/F1 and timings."""
 
     def go() -> None:
-        from neardup.eval.evaluate import evaluate, load_labelled
+        from neardup.eval.evaluate import evaluate
+        from neardup.eval.loaders import load_any as load_labelled
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
                            min_collisions, verify, cluster, max_cluster_size, model, k, index)
@@ -213,7 +214,8 @@ def tune(
     """Tune on VALIDATION (best ARI), report the chosen setting on TEST: the NEWS-COPY protocol."""
 
     def go() -> None:
-        from neardup.eval.evaluate import load_labelled, pool
+        from neardup.eval.evaluate import pool
+        from neardup.eval.loaders import load_any as load_labelled
         from neardup.eval.tune import tune as run_tune
         from neardup.io.write import write_jsonl
 
