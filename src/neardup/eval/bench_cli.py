@@ -14,6 +14,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from neardup.cli_common import check_format as _check_format, guard
+
 app = typer.Typer(
     name="bench",
     help="Benchmark suite: build labelled sets from real texts, compare methods and peers, write a report.",
@@ -26,37 +28,13 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"neardup: error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Run ``fn``; expected errors become one clear line and exit code 2."""
-    from neardup.config import ConfigError
-    from neardup.io.read import InputError
-
-    try:
-        return fn()
-    except (InputError, ConfigError) as exc:
-        _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        _fail(f"{exc.filename}: {exc.strerror}")
-    except ImportError as exc:
-        _fail(str(exc))
-    except ValueError as exc:
-        _fail(str(exc))
-    except MemoryError:
-        _fail("out of memory: use smaller sets (--size, --max-docs)")
+    """Shared error handling (:func:`neardup.cli_common.guard`)."""
+    return guard(fn)
 
 
 def _csv(value: str | None) -> list[str]:
     return [x.strip() for x in (value or "").split(",") if x.strip()]
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in ("json", "text"):
-        _fail(f"--format must be json or text, got {fmt!r}")
 
 
 @app.command("make")

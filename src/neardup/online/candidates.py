@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from neardup.candidates.lsh import band_keys
 from neardup.online.features import DocFeatures, first_distinct
 from neardup.online.store import Store
 from neardup.represent.minhash import signatures

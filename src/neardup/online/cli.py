@@ -8,7 +8,6 @@ Exit codes: 0 success, 2 bad input or settings (one line on stderr, no traceback
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.config import ConfigError
+from neardup.cli_common import check_format as _check_format, guard, print_result as _print
+
 
 online_app = typer.Typer(name="online", help="Online (streaming) near-duplicate detection: evaluate and tune.",
                          no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -43,26 +43,11 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"neardup: error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Run ``fn``; expected errors become one line on stderr and exit code 2."""
-    from neardup.io.read import InputError
+    """Shared error handling (:func:`neardup.cli_common.guard`), plus store errors."""
     from neardup.online.store import StoreError
 
-    try:
-        return fn()
-    except (InputError, ConfigError, StoreError) as exc:
-        _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        _fail(f"{exc.filename}: {exc.strerror}")
-    except ImportError as exc:
-        _fail(str(exc))
-    except ValueError as exc:
-        _fail(str(exc))
+    return guard(fn, (StoreError,))
 
 
 def build_online_config(method: str | None = None, config_file: Path | None = None, **options: Any) -> Any:
@@ -75,24 +60,6 @@ def build_online_config(method: str | None = None, config_file: Path | None = No
         values["method"] = method
     values.update({k: v for k, v in options.items() if v is not None})
     return OnlineConfig.from_dict(values)
-
-
-def _print(obj: dict[str, Any], fmt: str) -> None:
-    if fmt == "json":
-        typer.echo(json.dumps(obj, default=float))
-        return
-    for key, value in obj.items():
-        if isinstance(value, dict):
-            typer.echo(f"{key}:")
-            for k, v in value.items():
-                typer.echo(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
-        else:
-            typer.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in ("json", "text"):
-        raise ConfigError(f"--format must be json or text, got {fmt!r}")
 
 
 @online_app.command("eval")

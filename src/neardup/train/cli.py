@@ -13,6 +13,8 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
+from neardup.cli_common import guard
+
 train_app = typer.Typer(
     name="train",
     help="Train models for the corpus at hand: a fine-tuned bi-encoder, a cross-encoder re-ranker.",
@@ -54,26 +56,9 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar o
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"neardup: error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Run ``fn``; expected errors become one line on stderr and exit code 2."""
-    from neardup.config import ConfigError
-    from neardup.io.read import InputError
-
-    try:
-        return fn()
-    except (InputError, ConfigError) as exc:
-        _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
-    except (ImportError, ValueError) as exc:
-        _fail(str(exc))
-    except MemoryError:
-        _fail("out of memory: use fewer --max-sources / --max-pairs or a smaller --batch-size")
+    """Shared error handling (:func:`neardup.cli_common.guard`)."""
+    return guard(fn)
 
 
 def _print(report: dict[str, Any], fmt: str) -> None:

@@ -15,7 +15,7 @@ import random
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from neardup.eval.noise import derive_seed
-from neardup.train.data import (HARD_FRACTION, MINERS, PairSet, TrainingSet, build_pairs, load_training_set,
+from neardup.train.data import (HARD_FRACTION, MINERS, PairSet, TrainingSet, load_training_set,
                                 mine_hard_negatives, split_by_cluster)
 from neardup.train.loop import TrainError
 
