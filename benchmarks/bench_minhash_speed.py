@@ -138,19 +138,15 @@ def py_shingles(text: str, n: int) -> set[str]:
 
 
 def union_find_components(n: int, pairs) -> list[int]:
-    parent = list(range(n))
+    """Connected-component label of each node (neardup's array union-find)."""
+    import numpy as np
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
+    from neardup.cluster import connected_components
 
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return [find(i) for i in range(n)]
+    pairs = list(pairs)
+    left = np.array([a for a, _ in pairs], dtype=np.int64)
+    right = np.array([b for _, b in pairs], dtype=np.int64)
+    return connected_components(n, left, right).tolist()
 
 
 def cluster_stats(labels) -> dict[str, int]:

@@ -118,19 +118,15 @@ def overlap_edges(gram_sets: list[set[str]], min_overlap: float, max_df: int) ->
 
 
 def components(n: int, edges) -> list[int]:
-    parent = list(range(n))
+    """Connected-component label of each node (neardup's array union-find)."""
+    import numpy as np
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
+    from neardup.cluster import connected_components
 
-    for a, b in edges:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return [find(i) for i in range(n)]
+    pairs = list(edges)
+    left = np.array([a for a, _ in pairs], dtype=np.int64)
+    right = np.array([b for _, b in pairs], dtype=np.int64)
+    return connected_components(n, left, right).tolist()
 
 
 # ---------------------------------------------------------------- noise
