@@ -14,6 +14,7 @@ leaked fraction (queries with at least one match) per query set.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,22 @@ from neardup.io.write import write_json, write_table
 from neardup.pipeline import Prepared, prepare, represent_batch
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
+
+
+def corpus_batches(corpus: str | os.PathLike[str], text_field: str, id_field: str, batch_docs: int
+                   ) -> Iterator[tuple[list[str], list[str]]]:
+    """Validated (ids, texts) batches of the streamed side; nothing of a batch is kept after it."""
+    ids: list[str] = []
+    texts: list[str] = []
+    for doc in iter_documents(iter_records(corpus, [id_field, text_field]), str(corpus), text_field, id_field,
+                              id_hashes=True):
+        ids.append(doc.id)
+        texts.append(doc.text)
+        if len(ids) >= batch_docs:
+            yield ids, texts
+            ids, texts = [], []
+    if ids:
+        yield ids, texts
 
 
 def _query_weights(query_sets: ShingleSets) -> tuple[np.ndarray, np.ndarray, int]:
@@ -79,14 +96,8 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
     n_corpus = 0
     n_candidates = 0
     bar = tqdm(desc="matching corpus", unit="doc", disable=not progress, leave=False)
-    records = iter_records(corpus, [id_field, text_field])
-    batch_ids: list[str] = []
-    batch_texts: list[str] = []
-
-    def flush() -> None:
-        nonlocal n_candidates
-        if not batch_ids:
-            return
+    for batch_ids, batch_texts in corpus_batches(corpus, text_field, id_field, batch_docs):
+        n_corpus += len(batch_ids)
         sets, sig = represent_batch(batch_texts, cfg, max_chars)
         assert sig is not None
         q, p = index.probe(sig, exclude=sets.sizes == 0)
@@ -105,16 +116,6 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outdi
             out_c.extend(batch_ids[i] for i in p[keep])
             out_s.append(s[keep])
         bar.update(len(batch_ids))
-        batch_ids.clear()
-        batch_texts.clear()
-
-    for doc in iter_documents(records, str(corpus), text_field, id_field, id_hashes=True):
-        batch_ids.append(doc.id)
-        batch_texts.append(doc.text)
-        n_corpus += 1
-        if len(batch_ids) >= batch_docs:
-            flush()
-    flush()
     bar.close()
     if n_corpus == 0:
         raise InputError(corpus, None, "no documents found (empty input)")
@@ -194,12 +195,8 @@ def _match_vectors(prep: Prepared, qcorpus: Corpus, groups: list[str | None] | N
     out_s: list[np.ndarray] = []
     n_corpus = 0
     bar = tqdm(desc="matching corpus", unit="doc", disable=not progress, leave=False)
-    ids: list[str] = []
-    texts: list[str] = []
-
-    def flush() -> None:
-        if not ids:
-            return
+    for ids, texts in corpus_batches(corpus, text_field, id_field, batch_docs):
+        n_corpus += len(ids)
         emb = embed_texts(texts, cfg, max_chars).docs
         sims, nb = search(emb)
         rows = np.repeat(np.arange(len(ids)), k)
@@ -208,17 +205,6 @@ def _match_vectors(prep: Prepared, qcorpus: Corpus, groups: list[str | None] | N
         out_c.extend(ids[i] for i in rows[keep])
         out_s.append(sims.ravel()[keep].astype(np.float64))
         bar.update(len(ids))
-        ids.clear()
-        texts.clear()
-
-    for doc in iter_documents(iter_records(corpus, [id_field, text_field]), str(corpus), text_field, id_field,
-                              id_hashes=True):
-        ids.append(doc.id)
-        texts.append(doc.text)
-        n_corpus += 1
-        if len(ids) >= batch_docs:
-            flush()
-    flush()
     bar.close()
     if n_corpus == 0:
         raise InputError(corpus, None, "no documents found (empty input)")
