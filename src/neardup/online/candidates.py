@@ -57,6 +57,7 @@ class CandidateStep(Protocol):
 def row_band_keys(values: np.ndarray, bands: int, rows: int) -> np.ndarray:
     """:func:`neardup.candidates.lsh.band_keys` of one signature row, vectorised over bands (same keys).
 
+    >>> from neardup.candidates.lsh import band_keys
     >>> sig = np.array([[1, 2, 3, 4]], dtype=np.uint32)
     >>> bool((row_band_keys(sig[0], 2, 2) == band_keys(sig, 2, 2)[0]).all())
     True
