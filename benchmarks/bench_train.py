@@ -135,7 +135,8 @@ def main() -> None:
     ap.add_argument("--bbc-val", type=int, default=60)
     ap.add_argument("--bbc-test", type=int, default=120)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--lr", type=float, default=None, help="bi-encoder learning rate (default 2e-5)")
+    ap.add_argument("--ce-lr", type=float, default=None, help="cross-encoder learning rate (default 1e-4)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--loss", default="online-contrastive")
     ap.add_argument("--max-minutes", type=float, default=None, help="budget of each training run")
@@ -147,9 +148,9 @@ def main() -> None:
     paths = make_data(work, args.bbc_val, args.bbc_test, args.seed)
     bi_dir, ce_dir = work / f"bi-{args.loss}", work / "ce"
     common = dict(data=str(paths["reuters"]), synthetic=True, max_sources=args.max_sources, exclude=(str(paths["day"]),),
-                  seed=args.seed, epochs=args.epochs, lr=args.lr, threads=args.threads, progress=True)
-    bi_cfg = TrainConfig(out=str(bi_dir), loss=args.loss, max_seq_length=128, max_minutes=args.max_minutes, **common)
-    ce_cfg = TrainConfig(out=str(ce_dir), max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
+                  seed=args.seed, epochs=args.epochs, threads=args.threads, progress=True)
+    bi_cfg = TrainConfig(out=str(bi_dir), loss=args.loss, lr=args.lr, max_seq_length=128, max_minutes=args.max_minutes, **common)
+    ce_cfg = TrainConfig(out=str(ce_dir), lr=args.ce_lr, max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
                          **common)
     reports: dict[str, Any] = {}
     for name, cfg, fn in (("biencoder", bi_cfg, "train_biencoder"), ("crossencoder", ce_cfg, "train_crossencoder")):

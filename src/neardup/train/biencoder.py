@@ -29,6 +29,9 @@ from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_
 from neardup.train.data import TrainingSet, build_pairs
 from neardup.train.loop import LoopConfig, TrainError, latest_checkpoint, run_loop
 
+#: AdamW peak learning rate of the bi-encoder (NEWS-COPY's setting).
+DEFAULT_LR = 2e-5
+
 
 def load_sentence_transformer(path: str | None) -> Any:
     """A ``SentenceTransformer`` from a local folder (default: the packaged all-MiniLM-L6-v2), on CPU."""
@@ -191,7 +194,7 @@ def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, 
     if timer.deadline is not None:
         deadline = timer.deadline - (1.2 * eval_seconds if cfg.evaluate else 0.0) - 15.0
     loop = run_loop(model, batches, loss_fn,
-                    LoopConfig(out=cfg.out, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
+                    LoopConfig(out=cfg.out, lr=cfg.lr or DEFAULT_LR, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
                                checkpoint_every=cfg.checkpoint_every, resume=cfg.resume, deadline=deadline,
                                stop_at_step=cfg.stop_at_step, progress=cfg.progress, desc=f"biencoder {cfg.loss}"),
                     fingerprint)

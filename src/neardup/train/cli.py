@@ -33,7 +33,7 @@ EpochsOpt = Annotated[int, typer.Option("--epochs", help="Passes over the traini
 StepsOpt = Annotated[Optional[int], typer.Option("--steps", help="Planned optimiser steps (overrides --epochs).")]
 MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many steps in total, keeping the planned schedule (continue later with --resume).")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", help="Pairs (supcon: texts) per step.")]
-LrOpt = Annotated[float, typer.Option("--lr", help="AdamW learning rate (peak, after warm-up).")]
+LrOpt = Annotated[Optional[float], typer.Option("--lr", help="AdamW peak learning rate (after warm-up); default 2e-5 (bi-encoder), 1e-4 (cross-encoder).")]
 HeadLrOpt = Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")]
 WarmupOpt = Annotated[float, typer.Option("--warmup", help="Fraction of the steps spent warming the learning rate up.")]
 SeqOpt = Annotated[Optional[int], typer.Option("--max-seq-length", help="Tokens per text while training (cross-encoder: per pair); default 128 (bi-encoder), 256 (cross-encoder).")]
@@ -114,7 +114,7 @@ def biencoder(
     steps: StepsOpt = None,
     max_steps: MaxStepsOpt = None,
     batch_size: BatchOpt = 16,
-    lr: LrOpt = 2e-5,
+    lr: LrOpt = None,
     warmup: WarmupOpt = 0.1,
     max_seq_length: SeqOpt = None,
     checkpoint_every: CkptOpt = 50,
@@ -162,7 +162,7 @@ def crossencoder(
     steps: StepsOpt = None,
     max_steps: MaxStepsOpt = None,
     batch_size: BatchOpt = 16,
-    lr: LrOpt = 2e-5,
+    lr: LrOpt = None,
     head_lr: HeadLrOpt = None,
     warmup: WarmupOpt = 0.1,
     max_seq_length: SeqOpt = None,

@@ -48,7 +48,7 @@ class TrainConfig:
     epochs: int = 1
     steps: int | None = None
     batch_size: int = 16
-    lr: float = 2e-5
+    lr: float | None = None  # None: 2e-5 (bi-encoder), 1e-4 (cross-encoder)
     head_lr: float | None = None
     warmup: float = 0.1
     weight_decay: float = 0.01
@@ -89,7 +89,7 @@ class TrainConfig:
         check(self.batch_size >= 2, f"--batch-size must be >= 2, got {self.batch_size}")
         check(self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}")
         check(self.steps is None or self.steps >= 1, f"--steps must be >= 1, got {self.steps}")
-        check(self.lr > 0, f"--lr must be > 0, got {self.lr}")
+        check(self.lr is None or self.lr > 0, f"--lr must be > 0, got {self.lr}")
         check(self.head_lr is None or self.head_lr > 0, f"--head-lr must be > 0, got {self.head_lr}")
         check(0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}")
         check(8 <= self.max_seq_length <= 512, f"--max-seq-length must be in 8..512, got {self.max_seq_length}")

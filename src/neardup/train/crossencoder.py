@@ -32,6 +32,9 @@ DEFAULT_PAIR_LENGTH = 256
 #: Learning rate of the new classification head (the encoder uses ``lr``): a fresh head at the encoder's
 #: 2e-5 barely moves in the few hundred steps a CPU run affords (measured: BCE still 0.69 after 56 steps).
 DEFAULT_HEAD_LR = 1e-3
+#: Encoder learning rate. Measured on 300 synthetic Reuters clusters (16 pairs/step, 128-token pairs): at 2e-5
+#: the BCE loss went 0.69 -> 0.64 in 111 steps; at 1e-4 it went 0.69 -> 0.24 in 60 steps (validation AUC 0.92).
+DEFAULT_LR = 1e-4
 
 
 def load_cross_encoder(path: str | None, max_length: int) -> Any:
@@ -135,7 +138,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
     if timer.deadline is not None:
         deadline = timer.deadline - (1.5 * eval_seconds if cfg.evaluate else 0.0) - 15.0
     loop = run_loop(ce, batches, loss_fn,
-                    LoopConfig(out=cfg.out, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
+                    LoopConfig(out=cfg.out, lr=cfg.lr or DEFAULT_LR, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
                                head_lr=cfg.head_lr or DEFAULT_HEAD_LR, head_match="classifier",
                                checkpoint_every=cfg.checkpoint_every, resume=cfg.resume, deadline=deadline,
                                stop_at_step=cfg.stop_at_step, progress=cfg.progress, desc="crossencoder"),
@@ -173,4 +176,4 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
     return report
 
 
-__all__ = ["DEFAULT_HEAD_LR", "DEFAULT_PAIR_LENGTH", "load_cross_encoder", "train_crossencoder"]
+__all__ = ["DEFAULT_HEAD_LR", "DEFAULT_LR", "DEFAULT_PAIR_LENGTH", "load_cross_encoder", "train_crossencoder"]
