@@ -24,8 +24,10 @@ app = typer.Typer(
 )
 
 
-MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid")]
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.")]
+CrossModelOpt = Annotated[Optional[str], typer.Option("--cross-model", help="Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.")]
+RerankFloorOpt = Annotated[float, typer.Option("--rerank-floor", help="Method rerank: bi-encoder cosine a neighbour needs to be re-scored by the cross-encoder.")]
 KOpt = Annotated[int, typer.Option("--k", help="Neural methods: neighbours searched per document.")]
 IndexOpt = Annotated[str, typer.Option("--index", help="Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch).")]
 ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", "-t", help="Similarity threshold in (0, 1] (default: per method).")]
@@ -53,7 +55,8 @@ _print = print_result
 def build_config(method: str, threshold: float | None, ngram: int | None, char_ngrams: bool, num_perm: int,
                  bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
                  min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int,
-                 model: str | None = None, k: int = 100, index: str = "flat") -> DedupConfig:
+                 model: str | None = None, k: int = 100, index: str = "flat", cross_model: str | None = None,
+                 rerank_floor: float = 0.8) -> DedupConfig:
     """The :class:`DedupConfig` the command-line options describe."""
     from neardup.config import (ClusterConfig, EmbedConfig, MinHashConfig, ShingleConfig, SimHashConfig,
                                 VerifyConfig)
@@ -70,7 +73,7 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
                               min_collisions=min_collisions),
         verify=VerifyConfig(score="none" if method == "simhash" and verify == VerifyConfig().score else verify),
         cluster=ClusterConfig(algorithm=cluster, max_cluster_size=max_cluster_size or None),
-        embed=EmbedConfig(model=model, k=k, index=index),
+        embed=EmbedConfig(model=model, k=k, index=index, cross_model=cross_model, rerank_floor=rerank_floor),
     )
 
 
@@ -80,6 +83,8 @@ def dedup(
     outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for clusters.parquet, pairs.parquet, summary.json.")],
     method: MethodOpt = "minhash",
     model: ModelOpt = None,
+    cross_model: CrossModelOpt = None,
+    rerank_floor: RerankFloorOpt = 0.8,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -116,7 +121,7 @@ def dedup(
         from neardup.io.keep import kept_ids, write_kept
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size, model, k, index)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor)
         engine = EngineConfig(memory_limit=parse_size(memory_limit), workers=workers, resume=resume,
                               work_dir=str(work_dir) if work_dir else None, keep_work=keep_work, progress=not quiet,
                               batch_docs=batch_docs)
@@ -156,6 +161,8 @@ def eval_cmd(
     data: Annotated[Path, typer.Argument(help="Labelled JSONL: documents with a 'cluster' field, or pairs (a, b, label).")],
     method: MethodOpt = "minhash",
     model: ModelOpt = None,
+    cross_model: CrossModelOpt = None,
+    rerank_floor: RerankFloorOpt = 0.8,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -183,7 +190,7 @@ def eval_cmd(
         from neardup.eval.loaders import load_any as load_labelled
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size, model, k, index)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor)
         labelled = load_labelled(data, docs=docs, text_field=text_field, id_field=id_field)
         _print(evaluate(labelled, cfg, progress=not quiet and fmt != "json"), fmt)
 
@@ -196,6 +203,8 @@ def tune(
     test: Annotated[list[Path], typer.Argument(help="Labelled test file(s), reported with the chosen setting (several are pooled).")],
     method: MethodOpt = "minhash",
     model: ModelOpt = None,
+    cross_model: CrossModelOpt = None,
+    rerank_floor: RerankFloorOpt = 0.8,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     ngram: NgramOpt = None,
@@ -220,7 +229,7 @@ def tune(
         from neardup.io.write import write_jsonl
 
         cfg = build_config(method, None, ngram, char_ngrams, num_perm, None, None, "lsh", None, None, verify,
-                           cluster, max_cluster_size, model, k, index)
+                           cluster, max_cluster_size, model, k, index, cross_model, rerank_floor)
         grid = [float(x) for x in thresholds.split(",")] if thresholds else None
         if grid is not None:
             for x in grid:

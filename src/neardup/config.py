@@ -10,9 +10,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Method = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid"]
+Method = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
 HASHING_METHODS: tuple[str, ...] = ("minhash", "ngram", "simhash")
-NEURAL_METHODS: tuple[str, ...] = ("retsim", "retsim-partial", "biencoder", "hybrid")
+NEURAL_METHODS: tuple[str, ...] = ("retsim", "retsim-partial", "biencoder", "hybrid", "rerank")
 METHODS: tuple[str, ...] = HASHING_METHODS + NEURAL_METHODS
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
 CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden")
@@ -21,7 +21,8 @@ MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 
 # Default similarity threshold per method, tuned on ../shared/data/reuters_days (see README).
 DEFAULT_THRESHOLDS: dict[str, float] = {"minhash": 0.45, "ngram": 0.45, "simhash": 0.85, "retsim": 0.9,
-                                         "retsim-partial": 0.9, "biencoder": 0.9, "hybrid": 0.6}
+                                         "retsim-partial": 0.9, "biencoder": 0.9, "hybrid": 0.6,
+                                         "rerank": 0.5}
 
 
 class ConfigError(ValueError):
@@ -139,12 +140,15 @@ class EmbedConfig:
     batch_size: int | None = None
     hybrid_weight: float = 0.5
     hybrid_min_cosine: float = 0.7
+    cross_model: str | None = None
+    rerank_floor: float = 0.8
 
     def __post_init__(self) -> None:
         _check(self.k >= 1, f"k must be >= 1, got {self.k!r}")
         _check(self.index in VECTOR_INDEXES, f"index must be one of {VECTOR_INDEXES}, got {self.index!r}")
         _check(0 <= self.hybrid_weight <= 1, f"hybrid_weight must be in [0, 1], got {self.hybrid_weight!r}")
         _check(-1 <= self.hybrid_min_cosine <= 1, f"hybrid_min_cosine must be in [-1, 1], got {self.hybrid_min_cosine!r}")
+        _check(-1 <= self.rerank_floor <= 1, f"rerank_floor must be in [-1, 1], got {self.rerank_floor!r}")
 
 
 @dataclass(frozen=True)
@@ -206,6 +210,8 @@ class DedupConfig:
         _check(isinstance(self.threshold, (int, float)) and 0 < float(self.threshold) <= 1,
                f"threshold must be in (0, 1], got {self.threshold!r}")
         object.__setattr__(self, "threshold", float(self.threshold))
+        _check(self.method != "rerank" or bool(self.embed.cross_model),
+               "method rerank needs a cross-encoder: cross_model (--cross-model DIR, from `neardup train crossencoder`)")
 
     def replace(self, **changes: Any) -> DedupConfig:
         """Return a copy with top-level fields or ``stage__field`` entries changed.

@@ -174,7 +174,9 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
         prep.signatures = np.concatenate(sketches) if sketches else np.empty((0, config.minhash.num_perm), np.uint32)
     if config.method in NEURAL_METHODS:
         t0 = time.perf_counter()
-        prep.embeddings = embed_texts(corpus.texts, config, limit, progress=progress)
+        # rerank embeds with its bi-encoder (--model); the cross-encoder only scores candidate pairs
+        embed_cfg = config.replace(method="biencoder") if config.method == "rerank" else config
+        prep.embeddings = embed_texts(corpus.texts, embed_cfg, limit, progress=progress)
         timings["embed"] = time.perf_counter() - t0
     elif config.method == "simhash":
         prep.fingerprints = np.concatenate(sketches) if sketches else np.empty(0, np.uint64)
@@ -253,6 +255,8 @@ def _neural_candidates(prep: Prepared, config: DedupConfig, empty: np.ndarray, t
         floor = ecfg.hybrid_min_cosine
     elif config.method == "retsim-partial":
         floor = threshold - 0.1  # a chunk-level match may show before the document-level one
+    elif config.method == "rerank":
+        floor = ecfg.rerank_floor  # loose first stage; the threshold applies to the cross-encoder probability
     else:
         floor = threshold
     vl, vr, _ = knn_pairs(emb.docs[ok], k=ecfg.k, threshold=floor, index=ecfg.index)
@@ -271,6 +275,12 @@ def _neural_candidates(prep: Prepared, config: DedupConfig, empty: np.ndarray, t
     if config.method == "retsim-partial":
         assert emb.chunks is not None and emb.offsets is not None
         scores = partial_scores(emb.chunks, emb.offsets, left, right)
+    elif config.method == "rerank":
+        from neardup.verify.crossencoder import rerank_scores
+
+        rerank_info: dict[str, Any] = {}
+        scores = rerank_scores(prep.corpus.texts, left, right, ecfg.cross_model, info=rerank_info)
+        info.update(rerank_info, rerank_floor=ecfg.rerank_floor)
     else:
         scores = cosine_scores(emb.docs, left, right)
     if config.method == "hybrid":

@@ -223,3 +223,49 @@ def test_cli_trains_and_fails_cleanly(tmp_path, source_texts, tiny_model):
     assert bad.exit_code == 2 and "--loss" in bad.output
     bad = runner.invoke(train_app, ["crossencoder", "--data", str(tmp_path / "missing.jsonl"), "--out", str(out)])
     assert bad.exit_code == 2 and "no such file" in bad.output
+
+
+def test_rerank_tuning_sweeps_floor_and_threshold_on_validation():
+    from neardup.io.read import read_records
+    from neardup.eval.evaluate import LabelledData
+    from neardup.train.evaluate import rerank_candidates, tune_rerank
+
+    recs = [{"id": str(i), "text": f"story {i // 2} " * 5 + f"copy {i}", "cluster": f"c{i // 2}" if i < 8 else None}
+            for i in range(12)]
+    data = LabelledData(read_records(recs, label_field="cluster"))
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(12, 16)).astype(np.float32)
+    emb[1::2] = emb[0::2] + 0.05 * rng.normal(size=(6, 16))  # each odd doc near its even neighbour
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+
+    def oracle_scores(pairs):  # a perfect cross-encoder: 0.9 for true duplicates, 0.1 otherwise
+        labels = {r["text"]: r["cluster"] for r in recs}
+        return np.array([0.9 if labels[a] is not None and labels[a] == labels[b] else 0.1 for a, b in pairs])
+
+    cands = rerank_candidates(data, emb, oracle_scores, floor=-1.0, k=11)
+    assert cands.left.size == 66  # every pair is a candidate at floor -1
+    out = tune_rerank(data, cands, data, cands)
+    assert out["validation"]["ari"] == 1.0 and out["test"]["ari"] == 1.0
+    assert 0.1 < out["threshold"] <= 0.9 and out["floor"] >= -1.0
+
+
+def test_interruption_saves_a_checkpoint_and_reports_it(tmp_path):
+    import torch
+
+    from neardup.train.loop import LoopConfig, run_loop
+
+    module = torch.nn.Linear(4, 1)
+    x = torch.randn(8, 4)
+
+    def loss_fn(step: int):
+        if step == 3:
+            raise KeyboardInterrupt
+        return module(x).pow(2).mean()
+
+    res = run_loop(module, list(range(10)), loss_fn, LoopConfig(out=tmp_path, lr=0.01, progress=False,
+                                                               checkpoint_every=0), fingerprint="f")
+    assert (res.step, res.stopped) == (3, "interrupted")
+    assert [p.name for p in checkpoint_dirs(tmp_path)] == ["step-0000003"]
+    again = run_loop(module, list(range(10)), lambda s: module(x).pow(2).mean(),
+                     LoopConfig(out=tmp_path, lr=0.01, progress=False, resume=True), fingerprint="f")
+    assert (again.resumed_from, again.step, again.stopped) == (3, 10, "finished")

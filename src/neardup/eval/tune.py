@@ -32,12 +32,17 @@ DEFAULT_GRIDS: dict[str, list[float]] = {
     "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "biencoder": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "hybrid": [round(float(x), 3) for x in np.arange(0.30, 0.951, 0.025)],
+    "rerank": [round(float(x), 3) for x in np.arange(0.05, 0.9951, 0.025)],
 }
 HYBRID_WEIGHTS: tuple[float, ...] = (0.25, 0.5, 0.75)
 # Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
-                              "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight"}
+                              "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight",
+                              "rerank_floor": "embed__rerank_floor"}
 LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+# Method rerank: bi-encoder cosine floors swept (those >= the configured rerank_floor, loosest first, so the
+# cross-encoder scores every candidate once and the tighter floors re-use them).
+RERANK_FLOORS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0.94, 0.96)
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -57,6 +62,9 @@ def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
     """
     if base.method == "hybrid":
         return [{"embed__hybrid_weight": w} for w in HYBRID_WEIGHTS]
+    if base.method == "rerank":
+        floors = [f for f in RERANK_FLOORS if f > base.embed.rerank_floor + 1e-9]
+        return [{"embed__rerank_floor": f} for f in [base.embed.rerank_floor, *floors]]
     if base.method != "minhash" or base.minhash.bands is not None:
         return [{}]
     k = base.minhash.num_perm

@@ -201,7 +201,7 @@ def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, 
     model.max_seq_length = base_len
     atomic_save(lambda d: model.save(d), cfg.out)
     after = None
-    if cfg.evaluate:
+    if cfg.evaluate and loop.stopped != "interrupted":  # Ctrl-C/SIGTERM: save and stop, no evaluation
         t0 = timer.elapsed()
         after = brief(validate(model, val, cfg))
         eval_seconds = max(eval_seconds, timer.elapsed() - t0)

@@ -77,6 +77,13 @@ def _print(report: dict[str, Any], fmt: str) -> None:
     typer.echo(f"model: {report['out']}")
 
 
+def _exit_if_interrupted(report: dict[str, Any]) -> None:
+    """Ctrl-C / SIGTERM: the checkpoint and model are saved; say how to continue and exit 130."""
+    if report.get("stopped") == "interrupted":
+        typer.echo(f"interrupted at step {report['steps']}: continue with the same options and --resume", err=True)
+        raise typer.Exit(130)
+
+
 def _config(kind: str, **kw: Any) -> Any:
     from neardup.config import ConfigError
     from neardup.train.common import TrainConfig
@@ -144,6 +151,7 @@ def biencoder(
         cfg = _config("biencoder", **kw)
         report = train_biencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
         _print(report, fmt)
+        _exit_if_interrupted(report)
 
     _guard(go)
 
@@ -193,6 +201,7 @@ def crossencoder(
         cfg = _config("crossencoder", **kw)
         report = train_crossencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
         _print(report, fmt)
+        _exit_if_interrupted(report)
 
     _guard(go)
 

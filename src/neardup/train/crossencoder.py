@@ -145,7 +145,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
                     fingerprint)
     atomic_save(lambda d: ce.save(d), cfg.out)
     after = None
-    if cfg.evaluate and vdata is not None and vemb is not None:
+    if cfg.evaluate and vdata is not None and vemb is not None and loop.stopped != "interrupted":
         t0 = timer.elapsed()
         ce.eval()
 

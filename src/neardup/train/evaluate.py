@@ -120,17 +120,43 @@ def rerank_candidates(data: LabelledData, emb: np.ndarray, score_pairs: Callable
                             time.perf_counter() - t0)
 
 
+def rerank_floors(loosest: float, step: float = 0.02, top: float = 0.99) -> list[float]:
+    """Cosine floors swept with the cross-encoder threshold: from ``loosest`` up in ``step``s.
+
+    >>> rerank_floors(0.9, 0.03)
+    [0.9, 0.93, 0.96, 0.99]
+    """
+    out = [round(float(loosest), 3)]
+    while out[-1] + step <= top + 1e-9:
+        out.append(round(out[-1] + step, 3))
+    return out
+
+
 def tune_rerank(validation: LabelledData, val: RerankCandidates, test: LabelledData | None = None,
-                tst: RerankCandidates | None = None, grid: Sequence[float] | None = None) -> dict[str, Any]:
-    """Sweep the cross-encoder probability threshold on validation; apply it to test."""
+                tst: RerankCandidates | None = None, grid: Sequence[float] | None = None,
+                floors: Sequence[float] | None = None) -> dict[str, Any]:
+    """Sweep (cosine floor, cross-encoder probability threshold) on validation; apply both to test.
+
+    A pair is kept when the bi-encoder's cosine reaches the floor AND the cross-encoder's probability
+    reaches the threshold. ``floors`` default: from the loosest candidate cosine up to 0.99 in steps of
+    0.02 (the cross-encoder scores are computed once, at the loosest floor).
+    """
     cfg = DedupConfig(method="biencoder")
-    rows = [_at(validation, val.prep, val.left, val.right, val.ce, float(t), cfg) for t in (grid or RERANK_GRID)]
-    best = _best(rows)
-    t = float(best["threshold"])
-    out: dict[str, Any] = {"threshold": t, "validation": {**best, "n_scored": int(val.left.size),
-                                                         "seconds_scoring": round(val.seconds_scoring, 2)}}
+    lo = float(val.cosine.min()) if val.cosine.size else 0.0
+    fl = list(floors) if floors is not None else rerank_floors(np.floor(lo * 100) / 100)
+
+    def at(data: LabelledData, c: RerankCandidates, f: float, t: float) -> dict[str, Any]:
+        keep = c.cosine >= f - 1e-9
+        ce = np.where(keep, c.ce, -1.0)
+        return {**_at(data, c.prep, c.left, c.right, ce, t, cfg), "floor": f}
+
+    rows = [at(validation, val, float(f), float(t)) for f in fl for t in (grid or RERANK_GRID)]
+    best = max(rows, key=lambda r: (round(r["ari"], 12), round(r["f1"], 12), -r["floor"], r["threshold"]))
+    t, f = float(best["threshold"]), float(best["floor"])
+    out: dict[str, Any] = {"threshold": t, "floor": f, "validation": {**best, "n_scored": int(val.left.size),
+                                                                    "seconds_scoring": round(val.seconds_scoring, 2)}}
     if test is not None and tst is not None:
-        out["test"] = {**_at(test, tst.prep, tst.left, tst.right, tst.ce, t, cfg), "n_scored": int(tst.left.size),
+        out["test"] = {**at(test, tst, f, t), "n_scored": int(tst.left.size),
                        "seconds_scoring": round(tst.seconds_scoring, 2)}
     return out
 
@@ -156,4 +182,4 @@ def floor_for_recall(data: LabelledData, emb: np.ndarray, recall: float = 0.98, 
 
 
 __all__ = ["BIENCODER_GRID", "RERANK_GRID", "RerankCandidates", "encode_texts", "floor_for_recall", "prepared_with",
-           "rerank_candidates", "tune_biencoder", "tune_rerank"]
+           "rerank_candidates", "rerank_floors", "tune_biencoder", "tune_rerank"]

@@ -80,26 +80,23 @@ def load_scorer(path: str) -> CrossEncoderScorer:
     return CrossEncoderScorer(path)
 
 
-_CACHE: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-_CACHE_SIZE = 8
+#: Scores already computed in this process, per (model folder, text digest, text digest), oldest first.
+_CACHE: OrderedDict[tuple[str, bytes, bytes], float] = OrderedDict()
+_CACHE_SIZE = 2_000_000
 
 
-def _cache_key(path: str, texts: Sequence[str], left: np.ndarray, right: np.ndarray) -> tuple[str, str]:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(np.ascontiguousarray(left, dtype=np.int64).tobytes())
-    h.update(np.ascontiguousarray(right, dtype=np.int64).tobytes())
-    for i in np.unique(np.concatenate([left, right])).tolist():
-        h.update(texts[i].encode("utf-8", "surrogatepass"))
-        h.update(b"\x1f")
-    return str(Path(path).resolve()), h.hexdigest()
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def rerank_scores(texts: Sequence[str], left: np.ndarray, right: np.ndarray, cross_model: str | None,
                   batch_size: int = 16, info: dict[str, Any] | None = None, progress: bool = False) -> np.ndarray:
     """Cross-encoder probability for each candidate pair ``(texts[left[i]], texts[right[i]])``.
 
-    Results are cached per (model, pairs, texts) for the process, so tuning that asks twice for the same
-    candidates scores them once. ``info`` (if given) receives ``n_scored`` and ``seconds_rerank``.
+    Scores are remembered per (model, text pair) for the process, so threshold tuning that asks again
+    for the same candidates (or, sweeping the cosine floor, for a subset of them) scores nothing twice.
+    ``info`` (if given) receives ``n_scored`` (pairs actually run through the model),
+    ``n_rerank_candidates`` and ``seconds_rerank``.
     """
     if not cross_model:
         raise ValueError("method rerank needs a cross-encoder: give --cross-model DIR "
@@ -107,22 +104,23 @@ def rerank_scores(texts: Sequence[str], left: np.ndarray, right: np.ndarray, cro
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     t0 = time.perf_counter()
-    if left.size == 0:
-        scores = np.zeros(0, dtype=np.float32)
-        n_scored = 0
-    else:
-        key = _cache_key(cross_model, texts, left, right)
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            scores, n_scored = _CACHE[key], 0
-        else:
+    scores = np.zeros(left.size, dtype=np.float32)
+    n_scored = 0
+    if left.size:
+        model_key = str(Path(cross_model).resolve())
+        digests = {i: _digest(texts[i]) for i in np.unique(np.concatenate([left, right])).tolist()}
+        keys = [(model_key, digests[a], digests[b]) for a, b in zip(left.tolist(), right.tolist())]
+        todo = [i for i, k in enumerate(keys) if k not in _CACHE]
+        if todo:
             scorer = load_scorer(str(cross_model))
-            pairs = [(texts[a], texts[b]) for a, b in zip(left.tolist(), right.tolist())]
-            scores = scorer.score(pairs, batch_size=batch_size, progress=progress)
-            n_scored = len(pairs)
-            _CACHE[key] = scores
+            new = scorer.score([(texts[left[i]], texts[right[i]]) for i in todo], batch_size=batch_size,
+                               progress=progress)
+            for i, v in zip(todo, new.tolist()):
+                _CACHE[keys[i]] = float(v)
+            n_scored = len(todo)
             while len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
+        scores = np.array([_CACHE[k] for k in keys], dtype=np.float32)
     if info is not None:
         info.update(n_scored=n_scored, n_rerank_candidates=int(left.size),
                     seconds_rerank=round(time.perf_counter() - t0, 4))
