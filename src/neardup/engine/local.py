@@ -487,6 +487,16 @@ class ChunkedRun:
             "left": [names[int(i)] for i in left], "right": [names[int(i)] for i in right],
             "score": scores.astype(np.float64)})
 
+    def map_or_clean(self, outdir_existed: bool) -> int:
+        """The map stage; on bad input remove this run's traces (it is not an interruption to resume)."""
+        try:
+            return self.map()
+        except InputError:
+            self.wd.clean()
+            if not outdir_existed and self.outdir.exists() and not any(self.outdir.iterdir()):
+                self.outdir.rmdir()
+            raise
+
     def run(self) -> dict[str, Any]:
         """All stages; returns the summary (also written to ``summary.json``)."""
         t_start = time.perf_counter()
@@ -494,14 +504,7 @@ class ChunkedRun:
         if not self.input.exists():
             raise InputError(self.input, None, "no such file or folder")
         resumed = self.wd.prepare(self.manifest(), self.engine.resume)
-        try:
-            n_shards = self.map()
-        except InputError:
-            # Bad input is not an interruption: nothing of this run is worth resuming or keeping.
-            self.wd.clean()
-            if not outdir_existed and self.outdir.exists() and not any(self.outdir.iterdir()):
-                self.outdir.rmdir()
-            raise
+        n_shards = self.map_or_clean(outdir_existed)
         self.join(n_shards)
         parts = self.candidates()
         left, right, scores = self.verify(parts)

@@ -504,13 +504,7 @@ class RayRun(ChunkedRun):
                              "num_cpus": int(ray.cluster_resources().get("CPU", 0)),
                              "nodes": sum(1 for node in ray.nodes() if node.get("Alive"))}
             self.wd.prepare(self.manifest(), False)
-            try:
-                n_shards = self.map()
-            except InputError:
-                self.wd.clean()
-                if not outdir_existed and self.outdir.exists() and not any(self.outdir.iterdir()):
-                    self.outdir.rmdir()
-                raise
+            n_shards = self.map_or_clean(outdir_existed)
             self.join(n_shards)
             verified, left, right, scores = self.verify_pairs(self.candidate_pairs())
             clusters = self.cluster(verified, left, right, scores)

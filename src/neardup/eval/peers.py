@@ -28,6 +28,8 @@ by 0.01. ``--quick`` takes every second value.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import importlib.util
 import re
 from collections.abc import Sequence
@@ -84,7 +86,7 @@ def divisor_bands(threshold: float, num_perm: int = NUM_PERM) -> int:
 
 
 @dataclass(eq=False)
-class Peer:
+class Peer(ABC):
     """A peer library: availability, its grid, a threshold-independent prepare step and clustering."""
 
     name: str = ""
@@ -98,14 +100,17 @@ class Peer:
             return f"{self.name}: package {self.module!r} is not installed (pip install 'neardup[bench]')"
         return None
 
-    def grid(self, quick: bool = False) -> list[dict[str, Any]]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def grid(self, quick: bool = False) -> list[dict[str, Any]]:
+        """The settings swept on validation (threshold and the peer's filter)."""
 
-    def prepare(self, texts: Sequence[str]) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def prepare(self, texts: Sequence[str]) -> Any:
+        """The threshold-independent part: signatures, index or embeddings."""
 
-    def cluster(self, state: Any, params: dict[str, Any]) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def cluster(self, state: Any, params: dict[str, Any]) -> np.ndarray:
+        """Cluster labels for one setting."""
 
     def run(self, texts: Sequence[str], params: dict[str, Any]) -> np.ndarray:
         """The whole peer pipeline from texts to cluster labels (what the suite times)."""
