@@ -26,8 +26,8 @@ from neardup.config import NEURAL_METHODS, DedupConfig, config_to_dict
 from neardup.io.read import Corpus
 from neardup.represent import minhash, simhash
 from neardup.represent.embeddings import Embeddings, embed_texts
-from neardup.text.normalize import normalize, only_words_and_spaces
-from neardup.text.shingle import ShingleConfig, ShingleSets, shingle_many
+from neardup.text.normalize import normalize, normalize_words, only_words_and_spaces
+from neardup.text.shingle import ShingleConfig, ShingleSets, shingle_many, shingle_words
 from neardup.verify.overlap import doc_weight_totals, idf_weights, score_pairs
 
 
@@ -132,9 +132,12 @@ def represent_batch(texts: list[str], config: DedupConfig, max_chars: int) -> tu
 
     Returns the shingle sets and the sketch (MinHash signatures, SimHash fingerprints, or None).
     """
-    normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
-    sets = shingle_many(normalized, shingle_config_for(config), batch_size=max(len(normalized), 1),
-                        split=only_words_and_spaces(config.normalize))
+    shingling = shingle_config_for(config)
+    if not shingling.char and only_words_and_spaces(config.normalize):
+        sets = shingle_words([normalize_words(t[:max_chars], config.normalize) for t in texts], shingling.n)
+    else:
+        normalized = [normalize(t[:max_chars], config.normalize) for t in texts]
+        sets = shingle_many(normalized, shingling, batch_size=max(len(normalized), 1))
     if config.method in ("minhash", "hybrid"):
         return sets, minhash.signatures(sets, config.minhash.num_perm, config.minhash.seed)
     if config.method == "simhash":
@@ -346,6 +349,8 @@ def _summary(corpus: Corpus, clusters: Clusters, cfg: DedupConfig, info: dict[st
     big_reps = np.flatnonzero(reps & multi)
     largest = sorted(big_reps.tolist(), key=lambda i: (-int(clusters.sizes[i]), i))[:10]
     params = config_to_dict(cfg)
+    if cfg.method in ("minhash", "hybrid"):
+        params["minhash"]["algorithm"] = minhash.ALGORITHM
     params.update(info)
     total = timings.get("total", 0.0)
     return {

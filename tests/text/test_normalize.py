@@ -14,6 +14,10 @@ def test_dehyphenates_line_breaks_but_keeps_inner_hyphens_as_separators():
     assert normalize("exam-\nple co-operate") == "example co operate"
 
 
+def test_dehyphenation_joins_every_break_between_word_characters():
+    assert normalize("a-\nb-\nc co- \n op -\nx") == "abc coop x"
+
+
 def test_invisible_characters_and_homoglyphs_are_removed():
     spam = "fr\u200bee mоney"  # zero-width space and a Cyrillic o
     assert normalize(spam) == "free money"
@@ -48,7 +52,7 @@ def _reference(text, cfg):
     if cfg.homoglyphs:
         text = "".join(HOMOGLYPHS.get(ch, ch) for ch in text)
     if cfg.dehyphenate:
-        text = re.sub(r"(\w)-[ \t]*\r?\n[ \t]*(\w)", r"\1\2", text)
+        text = re.sub(r"(?<=\w)-[ \t]*\r?\n[ \t]*(?=\w)", "", text)
     if cfg.casefold:
         text = text.casefold()
     if cfg.punctuation:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import re
 import time
@@ -143,6 +144,81 @@ def _map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], c
     return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
 
 
+def _verify_part(root: str, part: int, n: int, config: DedupConfig) -> int:
+    """Worker: verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``.
+    Returns the number of distinct candidates; a partition already verified is skipped (resume)."""
+    wd = WorkDir(root)
+    out = wd.pairs / f"verified-{part:03d}.npz"
+    if out.exists():
+        return int(np.load(out)["n_candidates"][0])
+    chunk = [load_array(f, mmap=False) for f in sorted(wd.pairs.glob(f"{part:03d}-*.npy"))]
+    codes = np.unique(np.concatenate(chunk)) if chunk else np.empty(0, dtype=np.int64)
+    left, right, score, n_candidates = score_codes(root, codes, n, config)
+    _save_npz(out, left=left, right=right, score=score, n_candidates=np.array([n_candidates]))
+    return n_candidates
+
+
+def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig, max_hamming: int | None = None,
+                block: int = 1 << 15) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
+    of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
+    of candidates (after the Hamming filter).
+
+    Shared by the local and the Ray engine. Scores come in blocks of ``block`` pairs, releasing the
+    memory-mapped pages after each, so memory stays bounded. ``max_hamming`` additionally filters
+    SimHash pairs by Hamming distance (candidates from table buckets may exceed it).
+    """
+    left, right = codes // n, codes % n
+    cfg = config
+    if cfg.method == "simhash" or cfg.verify.score == "none":
+        sketch = load_array(os.path.join(root, "sketch.npy"))
+        a, b = np.asarray(sketch[left]), np.asarray(sketch[right])
+        if cfg.method == "simhash":
+            if max_hamming is not None:
+                near = simhash.hamming(a, b) <= max_hamming if left.size else np.zeros(0, dtype=bool)
+                left, right, a, b = left[near], right[near], a[near], b[near]
+            s = simhash.similarity(a, b)
+        else:
+            s = np.mean(a == b, axis=1) if left.size else np.empty(0)
+    else:
+        sets = joined_sets(root)
+        values = sets.values
+        weighted = cfg.verify.score.startswith("weighted-")
+        weights = load_array(os.path.join(root, "weights.npy")) if weighted else None
+        totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if weighted else None
+        s = np.empty(left.size, dtype=np.float64)
+        for lo in range(0, left.size, block):
+            hi = lo + block
+            s[lo:hi] = score_pairs(sets, left[lo:hi], right[lo:hi], cfg.verify.score, weights=weights, totals=totals)
+            release(values, *(() if weights is None else (weights,)))
+    keep = s >= float(cfg.threshold) - 1e-12
+    return left[keep], right[keep], s[keep], int(left.size)
+
+
+def joined_sets(root: str | os.PathLike[str]) -> ShingleSets:
+    """The shingle sets of a work directory after the join stage (values memory-mapped)."""
+    return ShingleSets(load_array(Path(root) / "values.npy"), load_array(Path(root) / "offsets.npy", mmap=False))
+
+
+def _save_npz(path: Path, **arrays: np.ndarray) -> None:
+    with atomic_path(path, durable=False) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor | _InlineExecutor:
+    """Worker processes for CPU-bound stages, started by a fork server: never a plain fork of this
+    process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
+    deadlock it. One worker runs inline. As with any ``multiprocessing`` use, a script that calls the
+    chunked engine must guard its entry point with ``if __name__ == "__main__":``.
+    """
+    if workers <= 1:
+        return _InlineExecutor()
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["neardup.engine.local"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
 def _batches(path: Path, text_field: str, id_field: str, on_error: str, batch_docs: int,
              skipped: list[dict[str, Any]]) -> Iterator[tuple[list[str], list[str], list[int]]]:
     ids: list[str] = []
@@ -200,7 +276,7 @@ class ChunkedRun:
         n_shards = 0
         pending: list[Future[dict[str, Any]]] = []
         workers = self.plan.workers
-        with ProcessPoolExecutor(max_workers=workers) if workers > 1 else _InlineExecutor() as pool:
+        with _pool(workers) as pool:
             for index, (ids, texts, lines) in enumerate(_batches(self.input, self.text_field, self.id_field,
                                                                  self.on_error, self.plan.batch_docs, self.skipped)):
                 n_shards = index + 1
@@ -264,7 +340,7 @@ class ChunkedRun:
 
     def sets(self) -> ShingleSets:
         """The joined shingle sets, memory-mapped."""
-        return ShingleSets(load_array(self.wd.root / "values.npy"), load_array(self.wd.root / "offsets.npy", mmap=False))
+        return joined_sets(self.wd.root)
 
     def _value_partitions(self, n_values: int) -> int:
         # np.unique on a partition needs about 40 bytes a value.
@@ -316,8 +392,10 @@ class ChunkedRun:
         sketch = load_array(self.wd.root / "sketch.npy")
         sets = self.sets()
         n = len(sets)
-        # Pair partitions: about 40 bytes a candidate pair while de-duplicating and verifying.
-        parts = max(1, int(math.ceil(n * 16 * 40 / (self.engine.memory_limit * 0.3))))
+        # Pair partitions: about 40 bytes a candidate pair while de-duplicating and verifying, with one
+        # partition in each worker at a time; at least one partition per worker.
+        workers = self.plan.workers
+        parts = max(workers, int(math.ceil(n * 16 * 40 * workers / (self.engine.memory_limit * 0.3))))
         if self.wd.done("candidates"):
             return self._parts_written()
         t0 = time.perf_counter()
@@ -383,54 +461,28 @@ class ChunkedRun:
         return int(load_array(self.wd.root / "parts.npy", mmap=False)[0])
 
     def verify(self, parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Stage 5: de-duplicate and score each partition of candidates; keep those over the threshold."""
+        """Stage 5: de-duplicate and score each partition of candidates in the worker processes; keep
+        those over the threshold. Each partition's result is its own checkpoint."""
         path = self.wd.root / "verified.npz"
         if not self.wd.done("verify"):
             t0 = time.perf_counter()
-            cfg = self.config
-            sets = self.sets()
-            n = len(sets)
-            weighted = self.weights()
-            sketch = load_array(self.wd.root / "sketch.npy") if cfg.method == "simhash" or cfg.verify.score == "none" else None
-            lefts, rights, scores = [], [], []
-            n_candidates = 0
-            files = sorted(self.wd.pairs.glob("*.npy"))
+            self.weights()  # stage 3, before the workers need it
+            n = len(self.sets())
             bar = self._bar(parts, "verifying", "part")
-            for p in range(parts):
-                chunk = [load_array(f, mmap=False) for f in files if f.name.startswith(f"{p:03d}-")]
-                bar.update(1)
-                if not chunk:
-                    continue
-                codes = np.unique(np.concatenate(chunk))
-                left, right = codes // n, codes % n
-                n_candidates += left.size
-                if cfg.method == "simhash":
-                    assert sketch is not None
-                    s = simhash.similarity(np.asarray(sketch[left]), np.asarray(sketch[right]))
-                elif cfg.verify.score == "none":
-                    assert sketch is not None
-                    s = np.mean(np.asarray(sketch[left]) == np.asarray(sketch[right]), axis=1)
-                else:
-                    s = np.empty(left.size, dtype=np.float64)
-                    for lo in range(0, left.size, 1 << 15):
-                        hi = lo + (1 << 15)
-                        s[lo:hi] = score_pairs(sets, left[lo:hi], right[lo:hi], cfg.verify.score,
-                                               weights=weighted[0] if weighted else None,
-                                               totals=weighted[1] if weighted else None)
-                        release(sets.values, *(weighted[:1] if weighted else ()))
-                keep = s >= float(cfg.threshold) - 1e-12
-                lefts.append(left[keep])
-                rights.append(right[keep])
-                scores.append(s[keep])
+            with _pool(min(self.plan.workers, parts)) as pool:
+                futures = [pool.submit(_verify_part, str(self.wd.root), p, n, self.config) for p in range(parts)]
+                for fut in futures:
+                    fut.result()
+                    bar.update(1)
             bar.close()
-            left = np.concatenate(lefts) if lefts else np.empty(0, dtype=np.int64)
-            right = np.concatenate(rights) if rights else np.empty(0, dtype=np.int64)
-            score = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
+            done = [np.load(self.wd.pairs / f"verified-{p:03d}.npz") for p in range(parts)]
+            left = np.concatenate([d["left"] for d in done])
+            right = np.concatenate([d["right"] for d in done])
+            score = np.concatenate([d["score"] for d in done])
+            n_candidates = sum(int(d["n_candidates"][0]) for d in done)
             order = np.lexsort((right, left))
-            with atomic_path(path, durable=False) as tmp:
-                with open(tmp, "wb") as fh:
-                    np.savez(fh, left=left[order], right=right[order], score=score[order],
-                             n_candidates=np.array([n_candidates]))
+            _save_npz(path, left=left[order], right=right[order], score=score[order],
+                      n_candidates=np.array([n_candidates]))
             self.wd.mark("verify")
             self._timed("verify", t0)
         data = np.load(path)

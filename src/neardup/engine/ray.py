@@ -47,13 +47,10 @@ import pyarrow as pa
 from neardup.candidates.buckets import pairs_from_keys
 from neardup.cluster import Clusters, _finalise, cluster_pairs
 from neardup.config import ConfigError, DedupConfig
-from neardup.engine.local import (ChunkedRun, EngineConfig, _batches, _map_shard, lsh_bands_rows, max_hamming_for,
-                                  min_collisions_for)
+from neardup.engine.local import (ChunkedRun, EngineConfig, _batches, _map_shard, joined_sets, lsh_bands_rows,
+                                  max_hamming_for, min_collisions_for, score_codes)
 from neardup.engine.workdir import WorkDir, load_array
 from neardup.io.read import InputError
-from neardup.represent import simhash
-from neardup.text.shingle import ShingleSets
-from neardup.verify.overlap import score_pairs
 
 _INSTALL_HINT = "install neardup[ray]: pip install 'neardup[ray]'"
 _SHARD_PARTS = ("values.npy", "offsets.npy", "sketch.npy", "ids.parquet", "done")
@@ -131,17 +128,12 @@ def _map_batch(batch: pa.Table, config: DedupConfig, root: str, max_chars: int) 
     return {"start": np.array(starts, dtype=np.int64), "n": np.array(sizes, dtype=np.int64)}
 
 
-def _sets(root: str) -> ShingleSets:
-    return ShingleSets(load_array(os.path.join(root, "values.npy")),
-                       load_array(os.path.join(root, "offsets.npy"), mmap=False))
-
-
 def _emit_keys(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
     """Candidates stage, map side: ``(group, key, doc)`` rows for a range of documents."""
     root, kind, kp = spec["root"], spec["kind"], spec["key_parts"]
     lo, hi = int(batch["lo"][0]), int(batch["hi"][0])
     if kind == "ngram":  # one row per shingle value; lo:hi are document indices
-        sets = _sets(root)
+        sets = joined_sets(root)
         keys = np.asarray(sets.values[sets.offsets[lo] : sets.offsets[hi]])
         docs = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(sets.offsets[lo : hi + 1]))
         sub = np.zeros(keys.size, dtype=np.int64)
@@ -186,31 +178,14 @@ def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
 
     The first row is a tally, ``(-1, n_candidates, nan)``; the others are the pairs that pass.
     """
-    root, n, cfg = spec["root"], spec["n"], spec["config"]
     codes, counts = np.unique(batch["code"], return_counts=True)
     if spec["min_count"] > 1:
         codes = codes[counts >= spec["min_count"]]
-    left, right = codes // n, codes % n
-    sketch = None
-    if cfg.method == "simhash" or cfg.verify.score == "none":
-        sketch = load_array(os.path.join(root, "sketch.npy"))
-    if cfg.method == "simhash":
-        assert sketch is not None
-        a, b = np.asarray(sketch[left]), np.asarray(sketch[right])
-        near = simhash.hamming(a, b) <= spec["max_hamming"] if left.size else np.zeros(0, dtype=bool)
-        left, right = left[near], right[near]
-        s = simhash.similarity(a[near], b[near])
-    elif cfg.verify.score == "none":
-        assert sketch is not None
-        s = np.mean(np.asarray(sketch[left]) == np.asarray(sketch[right]), axis=1)
-    else:
-        weights = load_array(os.path.join(root, "weights.npy")) if spec["weighted"] else None
-        totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if spec["weighted"] else None
-        s = score_pairs(_sets(root), left, right, cfg.verify.score, weights=weights, totals=totals)
-    keep = s >= float(cfg.threshold) - 1e-12
-    return {"left": np.concatenate([[-1], left[keep]]).astype(np.int64),
-            "right": np.concatenate([[left.size], right[keep]]).astype(np.int64),
-            "score": np.concatenate([[np.nan], s[keep]]).astype(np.float64)}
+    left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"],
+                                               max_hamming=spec["max_hamming"])
+    return {"left": np.concatenate([[-1], left]).astype(np.int64),
+            "right": np.concatenate([[n_candidates], right]).astype(np.int64),
+            "score": np.concatenate([[np.nan], s]).astype(np.float64)}
 
 
 def _edges_of(batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -55,6 +55,7 @@ from neardup.online.features import DocFeatures, featurize, pack, prefix_fractio
 from neardup.online.store import DocRecord, Store, now_iso
 from neardup.online.verify import Scored, choose, evidence, prefix_of, update_reason
 from neardup.online.verify import overlap as overlap_score
+from neardup.represent.minhash import ALGORITHM as minhash_algorithm
 
 ONLINE_METHODS: tuple[str, ...] = ("sketch", "minhash")
 
@@ -210,6 +211,7 @@ class OnlineConfig:
             out["p"] = self.p
         else:
             out["num_perm"], (out["bands"], out["rows"]) = self.num_perm, self.bands_rows()
+            out["minhash_algorithm"] = minhash_algorithm
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -18,6 +18,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
+
+import numpy as np
 
 from neardup.config import NormalizeConfig
 
@@ -51,22 +54,34 @@ _TABLES = {
 }
 
 
-class _NonWordToSpace(dict):  # type: ignore[type-arg]
-    """str.translate table: every character that is not alphanumeric becomes a space (cached per code point).
+# Any character the invisible/homoglyph step would change (a cheap search decides whether to translate).
+_SPECIAL_RE = re.compile("[" + re.escape("".join(sorted(set(HOMOGLYPHS) | INVISIBLE))) + "]")
+
+
+@cache
+def _is_alnum_table() -> np.ndarray:
+    """``chr(c).isalnum()`` for every code point (1.1 MB, built on first use by non-ASCII text).
 
     ``not ch.isalnum()`` is exactly the regex class ``[\\W_]`` of Python's Unicode ``re``.
     """
+    every = np.arange(0x110000, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+    marked = re.sub(r"[\W_]", "\0", every).encode("utf-32-le", "surrogatepass")  # [\\W_] -> NUL
+    table = np.frombuffer(marked, dtype=np.uint32) != 0
+    table[0] = False  # NUL itself is not alphanumeric
+    return table
 
-    def __missing__(self, code: int) -> int:
-        value = code if chr(code).isalnum() else 32
-        self[code] = value
-        return value
+
+def _non_word_to_space(text: str) -> str:
+    """Every character that is not alphanumeric becomes a space (vectorised over code points)."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    spaced = np.where(_is_alnum_table()[codes], codes, np.uint32(32))
+    return spaced.tobytes().decode("utf-32-le", "surrogatepass")
 
 
-_NON_WORD_TO_SPACE = _NonWordToSpace()
 # The same mapping for ASCII text, as a bytes table (much faster than a str table).
 _ASCII_NON_WORD_TO_SPACE = bytes(c if chr(c).isalnum() else 32 for c in range(256))
-_DEHYPHEN_RE = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(\w)")
+# A hyphen at a line break; it is removed (joining the word) when a word character stands on both sides.
+_HYPHEN_BREAK_RE = re.compile(r"-[ \t]*\r?\n[ \t]*")
 _PUNCT_RE = re.compile(r"[^\w\s]|_")
 _WS_RE = re.compile(r"\s+")
 
@@ -80,19 +95,9 @@ def normalize(text: str, config: NormalizeConfig | None = None) -> str:
     cfg = config or NormalizeConfig()
     if not cfg.enabled:
         return text
-    if text.isascii():
-        return _normalize_ascii(text, cfg)
-    if cfg.nfkc:
-        text = unicodedata.normalize("NFKC", text)
-    table = _TABLES.get((cfg.invisible, cfg.homoglyphs))
-    if table is not None:
-        text = text.translate(table)
-    if cfg.dehyphenate and "-" in text and "\n" in text:
-        text = _DEHYPHEN_RE.sub(r"\1\2", text)
-    if cfg.casefold:
-        text = text.casefold()
-    if cfg.punctuation and cfg.whitespace:
-        return " ".join(text.translate(_NON_WORD_TO_SPACE).split())  # both steps, no regex
+    if only_words_and_spaces(cfg):
+        return " ".join(normalize_words(text, cfg))
+    text = _fold(text, cfg)
     if cfg.punctuation:
         text = _PUNCT_RE.sub(" ", text)
     if cfg.whitespace:
@@ -100,18 +105,53 @@ def normalize(text: str, config: NormalizeConfig | None = None) -> str:
     return text
 
 
-def _normalize_ascii(text: str, cfg: NormalizeConfig) -> str:
-    """The same steps for pure-ASCII text, where NFKC, invisible characters and homoglyphs are no-ops."""
-    if cfg.dehyphenate and "-" in text and "\n" in text:
-        text = _DEHYPHEN_RE.sub(r"\1\2", text)
+def normalize_words(text: str, config: NormalizeConfig | None = None) -> list[str]:
+    """The words of the normalized text, for settings where it is nothing but words and single spaces
+    (:func:`only_words_and_spaces`): ``" ".join(normalize_words(t)) == normalize(t)``, without building
+    the joined string (the hashing path shingles these words directly).
+
+    >>> normalize_words("The  Quick-\\nbrown FOX!")
+    ['the', 'quickbrown', 'fox']
+    """
+    cfg = config or NormalizeConfig()
+    if not only_words_and_spaces(cfg):
+        raise ValueError("normalize_words needs the punctuation and whitespace steps on")
+    text = _fold(text, cfg)
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_NON_WORD_TO_SPACE).decode("ascii").split()
+    return _non_word_to_space(text).split()
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _join_word(match: re.Match[str]) -> str:
+    """Replacement for a hyphen at a line break: nothing between two word characters, else unchanged.
+
+    The same as substituting ``(?<=\\w)-[ \\t]*\\r?\\n[ \\t]*(?=\\w)`` by "", about ten times faster
+    (the pattern starts with a literal, so the scan skips straight to hyphens).
+    """
+    text, start, end = match.string, match.start(), match.end()
+    if 0 < start and end < len(text) and _is_word_char(text[start - 1]) and _is_word_char(text[end]):
+        return ""
+    return match.group()
+
+
+def _fold(text: str, cfg: NormalizeConfig) -> str:
+    """The character-level steps before punctuation/whitespace (NFKC .. casefold); pure-ASCII text skips
+    NFKC, invisible characters and homoglyphs (no-ops there) and uses ``lower()`` (equal to ``casefold()``)."""
+    ascii_only = text.isascii()
+    if not ascii_only:
+        if cfg.nfkc:
+            text = unicodedata.normalize("NFKC", text)
+        table = _TABLES.get((cfg.invisible, cfg.homoglyphs))
+        if table is not None and _SPECIAL_RE.search(text):
+            text = text.translate(table)
+    if cfg.dehyphenate and "-" in text:
+        text = _HYPHEN_BREAK_RE.sub(_join_word, text)
     if cfg.casefold:
-        text = text.lower()  # casefold() equals lower() on ASCII
-    if cfg.punctuation and cfg.whitespace:
-        return " ".join(text.encode("ascii").translate(_ASCII_NON_WORD_TO_SPACE).decode("ascii").split())
-    if cfg.punctuation:
-        text = _PUNCT_RE.sub(" ", text)
-    if cfg.whitespace:
-        text = _WS_RE.sub(" ", text).strip()
+        text = text.lower() if ascii_only else text.casefold()
     return text
 
 

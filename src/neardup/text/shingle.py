@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 import xxhash
@@ -217,33 +218,47 @@ def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleS
 
 
 def _word_shingle_batch(texts: Sequence[str], n: int, split: bool = False) -> ShingleSets:
-    tokens: list[str] = []
-    lengths = np.zeros(len(texts), dtype=np.int64)
     tokenize_one = str.split if split else _TOKEN_RE.findall
-    for i, text in enumerate(texts):
-        toks = tokenize_one(text)
-        lengths[i] = len(toks)
-        tokens.extend(toks)
-    th = np.fromiter(map(_TOKEN_CACHE.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
-    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    return shingle_words([tokenize_one(t) for t in texts], n)
+
+
+def shingle_words(docs: Sequence[Sequence[str]], n: int) -> ShingleSets:
+    """Word n-gram shingle sets of already tokenized documents (all documents at once, vectorised).
+
+    A document shorter than ``n`` tokens gives one shingle of all its tokens, as :func:`word_shingles`.
+
+    >>> shingle_words([["a", "b", "c", "d"], [], ["a", "b"]], 3).sizes.tolist()
+    [2, 0, 1]
+    """
+    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    total = int(lengths.sum())
+    th = np.fromiter(map(_TOKEN_CACHE.__getitem__, chain.from_iterable(docs)), dtype=np.uint64, count=total)
+    starts = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    # n-gram at flat position p belongs to doc d when p + n <= end of d; short docs keep one gram.
-    doc_of_token = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    ends = starts[1:][doc_of_token]
-    pos = np.arange(th.size, dtype=np.int64)
-    width = np.minimum(n, lengths)[doc_of_token]
-    is_start = (pos + n <= ends) | ((pos == starts[:-1][doc_of_token]) & (lengths[doc_of_token] < n))
-    first = pos[is_start]
-    width = width[is_start]
     with np.errstate(over="ignore"):
-        acc = np.zeros(first.size, dtype=np.uint64)
-        for i in range(n):
-            valid = i < width
-            idx = np.minimum(first + i, max(th.size - 1, 0))
-            term = th[idx] * _multiplier(i) if th.size else np.zeros(0, dtype=np.uint64)
-            acc = acc + np.where(valid, term, np.uint64(0))
-        grams = _mix(acc + width.astype(np.uint64))
-    return _unique_within(grams, doc_of_token[is_start], len(texts))
+        # Every full n-gram of the flat token stream (some straddle two documents; dropped below).
+        m = max(total - n + 1, 0)
+        acc = th[:m] * _multiplier(0)
+        for i in range(1, n):
+            acc += th[i : i + m] * _multiplier(i)
+        full = _mix(acc + np.uint64(n))
+        # Keep those that start and end inside one document: positions starts[d] .. starts[d+1]-n.
+        per_doc = np.maximum(lengths - n + 1, 0)
+        n_full = int(per_doc.sum())
+        first = np.repeat(starts[:-1] - (np.cumsum(per_doc) - per_doc), per_doc) + np.arange(n_full)
+        grams = [full[first]]
+        docs_of = [np.repeat(np.arange(len(docs), dtype=np.int64), per_doc)]
+        # Documents with 1 .. n-1 tokens: one gram of all their tokens.
+        short = np.flatnonzero((lengths > 0) & (lengths < n))
+        if short.size:
+            width = lengths[short]
+            acc = np.zeros(short.size, dtype=np.uint64)
+            for i in range(n - 1):
+                idx = np.minimum(starts[short] + i, total - 1)
+                acc += np.where(i < width, th[idx] * _multiplier(i), np.uint64(0))
+            grams.append(_mix(acc + width.astype(np.uint64)))
+            docs_of.append(short)
+    return _unique_within(np.concatenate(grams), np.concatenate(docs_of), len(docs))
 
 
 def _char_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
