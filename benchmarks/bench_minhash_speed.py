@@ -51,6 +51,14 @@ What each timed path includes
   rensa            (a)'s shingles + RMinHash per doc, ``RMinHashLSH(threshold=0.5, num_perm=128,
                    num_bands=32)`` (32 x 4: rensa needs bands to divide 128; 25 is datasketch's choice),
                    insert all, query all, union-find (no verification).
+(d) a command from the JSONL file to results on disk, each run as a fresh process (interpreter start-up,
+    imports, reading, writing included; CPU time and peak RSS are those of the child processes)
+  neardup          ``neardup dedup FILE -o DIR --method minhash --quiet``: the chunked engine with its
+                   default one worker process per core; writes clusters/pairs parquet + summary.json.
+  neardup-1worker  the same with ``--workers 1``.
+  datasketch       this script's (c) datasketch pipeline as a command: reads the JSONL, writes the
+                   cluster labels as JSON.
+  rensa            the same with (c)'s rensa pipeline.
 """
 
 from __future__ import annotations
@@ -77,8 +85,10 @@ PHASES: dict[str, list[str]] = {
     "a": ["neardup", "datasketch", "datasketch-bulk", "rensa", "rensa-matrix"],
     "b": ["neardup", "datasketch", "datasketch-bulk", "rensa", "rensa-matrix", "rensa-flat-hashes"],
     "c": ["neardup", "neardup-lsh0.5", "datasketch", "rensa"],
+    "d": ["neardup", "neardup-1worker", "datasketch", "rensa"],
 }
-PHASE_NAMES = {"a": "text -> signatures", "b": "signatures only", "c": "end to end, no reading"}
+PHASE_NAMES = {"a": "text -> signatures", "b": "signatures only", "c": "end to end, no reading",
+               "d": "command, file to file"}
 SOURCES = [("reuters21578", "docs.jsonl.gz"), ("bbc_news", "docs.jsonl"), ("20newsgroups", "docs.jsonl.gz")]
 _SPLIT_RE = re.compile(r"\W+")
 
@@ -173,6 +183,8 @@ def make_path(phase: str, path: str, texts: list[str], ngram: int) -> tuple[Call
         gc.collect()
 
     cfg = DedupConfig(method="minhash", shingle=ShingleConfig(n=ngram))
+    if phase == "d":
+        return _command_path(path, ngram), gc.collect
     corpus = Corpus.from_texts(texts) if path.startswith("neardup") or phase == "b" else None
 
     if path.startswith("neardup"):
@@ -279,6 +291,38 @@ def make_path(phase: str, path: str, texts: list[str], ngram: int) -> tuple[Call
     return c_r, reset
 
 
+def _command_path(path: str, ngram: int) -> Callable[[], Any]:
+    """Phase (d): run one command on the cached JSONL (``_CACHE``) as a child process."""
+    def run_command():
+        with tempfile.TemporaryDirectory(prefix="neardup_bench_out_") as out:
+            if path.startswith("neardup"):
+                cmd = [sys.executable, "-m", "neardup", "dedup", str(_CACHE[0]), "-o", out, "--method", "minhash",
+                       "--ngram", str(ngram), "--quiet"] + (["--workers", "1"] if path == "neardup-1worker" else [])
+            else:
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--script", path, "--cache", str(_CACHE[0]),
+                       "--ngram", str(ngram), "--out", os.path.join(out, "labels.json")]
+            subprocess.run(cmd, check=True, capture_output=True)
+            if path.startswith("neardup"):
+                import pyarrow.parquet as pq
+
+                table = pq.read_table(os.path.join(out, "clusters.parquet"), columns=["cluster"])
+                names = table["cluster"].to_pylist()
+                index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+                return [index[name] for name in names]
+            return json.loads(Path(out, "labels.json").read_text())
+    return run_command
+
+
+_CACHE: list[Path] = []
+
+
+def script(path: str, cache: Path, ngram: int, out: Path) -> None:
+    """Phase (d) peers as a command: read the JSONL, run (c)'s pipeline, write the labels."""
+    texts = [json.loads(line)["text"] for line in cache.open(encoding="utf-8")]
+    fn, _ = make_path("c", path, texts, ngram)
+    out.write_text(json.dumps([int(x) for x in fn()]))
+
+
 def prepare_sets(corpus, cfg):
     from neardup.pipeline import prepare
 
@@ -312,7 +356,13 @@ def _reset_peak() -> bool:
         return False
 
 
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def worker(phase: str, path: str, cache: Path, ngram: int, reps: int) -> dict[str, Any]:
+    _CACHE[:] = [cache]
     texts = [json.loads(line)["text"] for line in cache.open(encoding="utf-8")]
     fn, reset = make_path(phase, path, texts, ngram)
     gc.collect()
@@ -323,20 +373,23 @@ def worker(phase: str, path: str, cache: Path, ngram: int, reps: int) -> dict[st
     for _ in range(reps):
         out = None
         reset()
-        c0, t0 = time.process_time(), time.perf_counter()
+        c0, k0, t0 = time.process_time(), _children_cpu(), time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+        cpu.append(time.process_time() - c0 + _children_cpu() - k0)
     hwm = _vm_hwm_mb() if peak_reset else None
     # Peak of the timed repetitions only when the mark could be reset; else the process peak.
     peak = hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if phase == "d":  # the work ran in child processes: the largest child's peak
+        hwm, base = None, 0.0
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     res: dict[str, Any] = {"phase": phase, "path": path, "times": [round(t, 4) for t in times],
                            "best_s": round(min(times), 4), "docs_per_s": round(len(texts) / min(times), 1),
                            "cpu_times": [round(t, 4) for t in cpu], "best_cpu_s": round(min(cpu), 4),
                            "docs_per_cpu_s": round(len(texts) / min(cpu), 1),
                            "rss_before_mb": round(base, 1), "peak_rss_mb": round(peak, 1),
                            "peak_minus_before_mb": round(peak - base, 1), "peak_excludes_setup": hwm is not None}
-    if phase == "c":
+    if phase in ("c", "d"):
         res["clusters"] = cluster_stats(list(out))
     return res
 
@@ -374,13 +427,18 @@ def main() -> None:
     ap.add_argument("--ngram", type=int, default=ShingleConfig().n, help="word n-gram size (neardup default)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per path; best is reported")
     ap.add_argument("--seed", type=int, default=0, help="shuffle seed")
-    ap.add_argument("--phases", default="abc", help="subset of 'abc'")
+    ap.add_argument("--phases", default="abcd", help="subset of 'abcd'")
     ap.add_argument("--json", type=Path, help="write the numbers here")
     ap.add_argument("--profile", action="store_true", help="cProfile neardup's (a) and (c) paths and exit")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--script", help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
 
+    if args.script:
+        script(args.script, args.cache, args.ngram, args.out)
+        return
     if args.worker:
         phase, path = args.worker.split(":", 1)
         print(json.dumps(worker(phase, path, args.cache, args.ngram, args.reps)))
@@ -444,7 +502,7 @@ def main() -> None:
             "num_perm": NUM_PERM, "ngram": args.ngram, "reps": args.reps, "seed": args.seed,
             "cpu_count": os.cpu_count(), "load_average_start": load0, "load_average_end": os.getloadavg()[0],
             "results": results, "ratios_wall": ratios, "ratios_cpu": cpu_ratios,
-            "notes": "best of reps; each path in a fresh process; reading files not timed; "
+            "notes": "best of reps; each path in a fresh process; reading files not timed except in phase d; "
                      "LSH threshold 0.5 for peers (datasketch 25x5, rensa 32x4)",
         }, indent=2))
         print(f"wrote {args.json}")

@@ -52,6 +52,26 @@ def test_one_worker_and_many_workers_agree(example_path, tmp_path):
     assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
 
 
+def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(example_path, tmp_path):
+    """Regression: rensa's Rust thread pool, started in the parent, deadlocked plainly forked workers."""
+    script = (
+        "import sys\n"
+        "from neardup.config import DedupConfig\n"
+        "from neardup.engine.local import EngineConfig, run_chunked\n"
+        "from neardup.io.read import read_corpus\n"
+        "from neardup.pipeline import run\n"
+        "if __name__ == '__main__':\n"
+        "    run(read_corpus(sys.argv[1]), DedupConfig())  # MinHash in this process first\n"
+        "    s = run_chunked(sys.argv[1], sys.argv[2], DedupConfig(), EngineConfig(workers=2, batch_docs=40,\n"
+        "                                                                         progress=False))\n"
+        "    print(s['n_docs'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(example_path), str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["300"]
+
+
 def test_memory_plan_and_size_parsing():
     assert parse_size("1GB") == 10**9 and parse_size("2GiB") == 2 * 2**30 and parse_size("300mb") == 300 * 10**6
     with pytest.raises(ConfigError, match="memory limit"):

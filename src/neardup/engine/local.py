@@ -158,6 +158,18 @@ def _verify_part(root: str, part: int, n: int, config: DedupConfig) -> int:
     return n_candidates
 
 
+def _weights_part(root: str, part: int, parts: int, idf_power: float) -> None:
+    """Worker: IDF weights of the values in hash partition ``part``, written in place into
+    ``weights.npy.tmp`` (partitions are disjoint sets of positions, so workers never overlap)."""
+    sets = joined_sets(root)
+    vals, pos = _partition(sets.values, part, parts)
+    if vals.size:
+        _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
+        out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
+        out[pos] = np.log((len(sets) + 1) / counts[inverse]) ** idf_power
+        out.flush()
+
+
 def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig, max_hamming: int | None = None,
                 block: int = 1 << 15) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
@@ -215,7 +227,7 @@ def _pool(workers: int) -> ProcessPoolExecutor | _InlineExecutor:
     if workers <= 1:
         return _InlineExecutor()
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["neardup.engine.local"])
+    ctx.set_forkserver_preload(["neardup.engine.worker_init"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 
@@ -342,12 +354,14 @@ class ChunkedRun:
         """The joined shingle sets, memory-mapped."""
         return joined_sets(self.wd.root)
 
-    def _value_partitions(self, n_values: int) -> int:
-        # np.unique on a partition needs about 40 bytes a value.
-        return max(1, 2 ** math.ceil(math.log2(max(1, n_values * 40 / (self.engine.memory_limit * 0.3)))))
+    def _value_partitions(self, n_values: int, concurrent: int = 1) -> int:
+        # np.unique on a partition needs about 40 bytes a value; ``concurrent`` partitions at a time.
+        need = n_values * 40 * concurrent / (self.engine.memory_limit * 0.3)
+        return max(1, 2 ** math.ceil(math.log2(max(1, need, concurrent))))
 
     def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Stage 3: IDF weights aligned with the values, and per-document totals (weighted scores only)."""
+        """Stage 3: IDF weights aligned with the values (hash partitions of the values, in the worker
+        processes), and per-document totals (weighted scores only)."""
         cfg = self.config
         if not cfg.verify.score.startswith("weighted-") or cfg.method == "simhash":
             return None
@@ -355,21 +369,19 @@ class ChunkedRun:
         if not self.wd.done("weights"):
             t0 = time.perf_counter()
             sets = self.sets()
-            n = len(sets)
-            parts = self._value_partitions(sets.values.shape[0])
-            out = np.lib.format.open_memmap(self.wd.root / "weights.npy.tmp", mode="w+", dtype=np.float64,
-                                            shape=(sets.values.shape[0],))
-            for p in range(parts):
-                vals, pos = _partition(sets.values, p, parts)
-                if vals.size:
-                    _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
-                    out[pos] = np.log((n + 1) / counts[inverse]) ** cfg.verify.idf_power
-                    out.flush()
-                    release(out)
+            n_values = sets.values.shape[0]
+            workers = self.plan.workers
+            parts = self._value_partitions(n_values, workers)
+            tmp = self.wd.root / "weights.npy.tmp"
+            np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
+            with _pool(min(workers, parts)) as pool:
+                for fut in [pool.submit(_weights_part, str(self.wd.root), p, parts, cfg.verify.idf_power)
+                            for p in range(parts)]:
+                    fut.result()
+            out = load_array(tmp)
             totals = doc_weight_totals(sets, out)
-            out.flush()
             del out
-            os.replace(self.wd.root / "weights.npy.tmp", path)
+            os.replace(tmp, path)
             save_array(self.wd.root / "totals.npy", totals)
             self.wd.mark("weights")
             self._timed("weights", t0)
@@ -465,8 +477,8 @@ class ChunkedRun:
         those over the threshold. Each partition's result is its own checkpoint."""
         path = self.wd.root / "verified.npz"
         if not self.wd.done("verify"):
+            self.weights()  # stage 3, before the workers need it (timed on its own)
             t0 = time.perf_counter()
-            self.weights()  # stage 3, before the workers need it
             n = len(self.sets())
             bar = self._bar(parts, "verifying", "part")
             with _pool(min(self.plan.workers, parts)) as pool:

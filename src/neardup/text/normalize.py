@@ -59,7 +59,7 @@ _SPECIAL_RE = re.compile("[" + re.escape("".join(sorted(set(HOMOGLYPHS) | INVISI
 
 
 @cache
-def _is_alnum_table() -> np.ndarray:
+def alnum_table() -> np.ndarray:
     """``chr(c).isalnum()`` for every code point (1.1 MB, built on first use by non-ASCII text).
 
     ``not ch.isalnum()`` is exactly the regex class ``[\\W_]`` of Python's Unicode ``re``.
@@ -74,7 +74,7 @@ def _is_alnum_table() -> np.ndarray:
 def _non_word_to_space(text: str) -> str:
     """Every character that is not alphanumeric becomes a space (vectorised over code points)."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    spaced = np.where(_is_alnum_table()[codes], codes, np.uint32(32))
+    spaced = np.where(alnum_table()[codes], codes, np.uint32(32))
     return spaced.tobytes().decode("utf-32-le", "surrogatepass")
 
 
