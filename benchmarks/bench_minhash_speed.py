@@ -55,6 +55,8 @@ What each timed path includes
     imports, reading, writing included; CPU time and peak RSS are those of the child processes)
   neardup          ``neardup dedup FILE -o DIR --method minhash --quiet``: the chunked engine with its
                    default one worker process per core; writes clusters/pairs parquet + summary.json.
+                   CPU time is not reported for it (its workers are started by a fork server, so they
+                   are not this process's children); its peak RSS is its largest single process.
   neardup-1worker  the same with ``--workers 1``.
   datasketch       this script's (c) datasketch pipeline as a command: reads the JSONL, writes the
                    cluster labels as JSON.
@@ -391,7 +393,13 @@ def worker(phase: str, path: str, cache: Path, ngram: int, reps: int) -> dict[st
                            "peak_minus_before_mb": round(peak - base, 1), "peak_excludes_setup": hwm is not None}
     if phase in ("c", "d"):
         res["clusters"] = cluster_stats(list(out))
+    if phase == "d" and path == "neardup":  # its workers are grandchildren (fork server): CPU not countable
+        res["best_cpu_s"] = res["docs_per_cpu_s"] = None
     return res
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
 
 
 def run_child(phase: str, path: str, cache: Path, ngram: int, reps: int) -> dict[str, Any]:
@@ -464,7 +472,7 @@ def main() -> None:
             for path in PHASES[phase]:
                 r = run_child(phase, path, cache, args.ngram, args.reps)
                 results[f"{phase}:{path}"] = r
-                msg = r.get("error") or (f"{r['docs_per_s']:>9,.0f} docs/s {r['docs_per_cpu_s']:>9,.0f} docs/cpu-s  "
+                msg = r.get("error") or (f"{r['docs_per_s']:>9,.0f} docs/s {_num(r['docs_per_cpu_s']):>9} docs/cpu-s  "
                                          f"peak {r['peak_rss_mb']:.0f} MB")
                 print(f"  ({phase}) {path:<18} {msg}", flush=True)
     finally:
@@ -483,7 +491,7 @@ def main() -> None:
                 continue
             cl = r.get("clusters")
             extra = f"  {cl['n_duplicates']} dups in {cl['n_duplicate_clusters']} groups" if cl else ""
-            print(f"({phase}) {PHASE_NAMES[phase]:<22} {path:<18} {r['docs_per_s']:>9,.0f} {r['docs_per_cpu_s']:>10,.0f}"
+            print(f"({phase}) {PHASE_NAMES[phase]:<22} {path:<18} {r['docs_per_s']:>9,.0f} {_num(r['docs_per_cpu_s']):>10}"
                   f" {r['best_s']:>7.2f} {r['peak_rss_mb']:>7.0f}MB {r['peak_minus_before_mb']:>5.0f}MB{extra}")
         ratios[phase], cpu_ratios[phase] = {}, {}
         nd = results.get(f"{phase}:neardup", {})
@@ -491,10 +499,13 @@ def main() -> None:
             pr = results.get(f"{phase}:{peer}", {})
             if peer != "neardup" and nd.get("docs_per_s") and pr.get("docs_per_s"):
                 ratios[phase][f"neardup/{peer}"] = round(nd["docs_per_s"] / pr["docs_per_s"], 2)
-                cpu_ratios[phase][f"neardup/{peer}"] = round(nd["docs_per_cpu_s"] / pr["docs_per_cpu_s"], 2)
+                cpu_ratios[phase][f"neardup/{peer}"] = (round(nd["docs_per_cpu_s"] / pr["docs_per_cpu_s"], 2)
+                                                        if nd["docs_per_cpu_s"] and pr["docs_per_cpu_s"] else None)
     print("\nspeed ratios, neardup / peer (>1 = neardup faster); wall-clock [CPU-time]:")
     for phase, rs in ratios.items():
-        print(f"  ({phase}) " + "  ".join(f"{k} {v:.2f}x [{cpu_ratios[phase][k]:.2f}x]" for k, v in rs.items()))
+        print(f"  ({phase}) " + "  ".join(
+            f"{k} {v:.2f}x [{'n/a' if cpu_ratios[phase][k] is None else f'{cpu_ratios[phase][k]:.2f}x'}]"
+            for k, v in rs.items()))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({

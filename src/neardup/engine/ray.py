@@ -481,7 +481,10 @@ class RayRun(ChunkedRun):
             self.wd.prepare(self.manifest(), False)
             n_shards = self.map_or_clean(outdir_existed)
             self.join(n_shards)
-            verified, left, right, scores = self.verify_pairs(self.candidate_pairs())
+            try:
+                verified, left, right, scores = self.verify_pairs(self.candidate_pairs())
+            finally:
+                self.close()  # the driver's worker processes (IDF weights)
             clusters = self.cluster(verified, left, right, scores)
             del verified
         t0 = time.perf_counter()
