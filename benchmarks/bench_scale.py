@@ -4,8 +4,13 @@ Run by hand:  python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [-
 
 Builds corpora (in a temporary folder, never in the repository) from real sentences of the shared
 news corpora: each document is 3-8 random sentences, and 15% are noisy copies (character edits,
-truncation) of an earlier document. Runs the real CLI as a subprocess and samples the resident
-memory of its whole process tree (the main process and its workers) every 50 ms. Prints seconds,
+truncation) of an earlier document. Runs the real CLI as a subprocess and samples the memory of its
+whole process tree (the main process, the fork server and its workers): the summed RSS every 50 ms
+(pages shared between processes, such as a memory-mapped file two workers read, count once per
+process: an over-estimate), the summed PSS every second (shared pages split between the processes
+that map them), and the summed anonymous resident memory (``RssAnon`` of /proc/PID/status: what the
+kernel cannot reclaim without swap; the rest of RSS is clean page cache mapped from the work files,
+which it drops under memory pressure), each with the stage running at its peak. Prints seconds,
 docs/s, peak RSS, bytes per document, the fitted growth exponent (seconds ~ n^k) and a projection
 to 10M documents from the measured curve (a projection, not a measurement).
 """
@@ -24,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -73,25 +79,57 @@ def build(path: Path, n: int, pool: list[str], seed: int = 0) -> None:
             fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
 
 
-def run(path: Path, outdir: Path, memory_limit: str, workers: int) -> dict[str, float]:
+def _stage(workdir: Path) -> str:
+    """The stage running now, from the work directory's completion marks (stages run in this order)."""
+    if not workdir.exists():
+        return "start/write"
+    done = {p.stem for p in workdir.glob("*.done")}
+    for name in ("join", "candidates", "weights", "verify"):
+        if name not in done:
+            return "map+join" if name == "join" else name
+    return "cluster/write"
+
+
+def _anon_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run(path: Path, outdir: Path, memory_limit: str, workers: int) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "-o", str(outdir), "--method", "minhash",
            "--memory-limit", memory_limit, "--workers", str(workers), "--quiet"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd)
     parent = psutil.Process(proc.pid)
-    peak = 0
+    peak, peak_stage, peak_pss, pss_stage, last_pss, peak_anon, anon_stage = 0, "", 0, "", 0.0, 0, ""
+    workdir = outdir / ".neardup-work"
     while proc.poll() is None:
         try:
-            rss = parent.memory_info().rss + sum(c.memory_info().rss for c in parent.children(recursive=True))
-            peak = max(peak, rss)
-        except psutil.Error:
+            procs = [parent] + parent.children(recursive=True)
+            rss = sum(p.memory_info().rss for p in procs)
+            if rss > peak:
+                peak, peak_stage = rss, _stage(workdir)
+            anon = sum(_anon_bytes(p.pid) for p in procs)
+            if anon > peak_anon:
+                peak_anon, anon_stage = anon, _stage(workdir)
+            if time.perf_counter() - last_pss >= 1.0:
+                last_pss = time.perf_counter()
+                pss = sum(p.memory_full_info().pss for p in procs)
+                if pss > peak_pss:
+                    peak_pss, pss_stage = pss, _stage(workdir)
+        except (psutil.Error, OSError):
             pass
         time.sleep(0.05)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"neardup dedup failed with exit code {proc.returncode}")
     summary = json.loads((outdir / "summary.json").read_text())
-    return {"seconds": seconds, "peak_rss": peak, "n_pairs": summary["n_pairs"], "timings": summary["timings"],
+    return {"seconds": seconds, "peak_rss": peak, "peak_rss_stage": peak_stage, "peak_pss": peak_pss,
+            "peak_pss_stage": pss_stage, "peak_anon": peak_anon, "peak_anon_stage": anon_stage, "n_pairs": summary["n_pairs"],
+            "n_candidates": summary.get("n_candidates"), "timings": summary["timings"],
             "plan": summary["engine"]["plan"]}
 
 
@@ -101,6 +139,7 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="2GB")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--corpus-dir", type=Path, help="keep the built corpora here and re-use them next time")
     args = ap.parse_args()
     pool = sentences()
     if not pool:
@@ -108,15 +147,23 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="neardup-scale-") as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
-            path = Path(tmp) / f"corpus-{n}.jsonl"
-            build(path, n, pool)
+            keep = args.corpus_dir is not None
+            path = (args.corpus_dir if keep else Path(tmp)) / f"corpus-{n}.jsonl"
+            if not (keep and path.exists()):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                build(path, n, pool)
             res = run(path, Path(tmp) / f"out-{n}", args.memory_limit, args.workers)
             res.update(n=n, input_mb=path.stat().st_size / 1e6)
             rows.append(res)
-            path.unlink()
+            if not keep:
+                path.unlink()
             print(f"{n:>9,} docs  {res['seconds']:8.1f} s  {n / res['seconds']:9,.0f} docs/s  "
-                  f"peak RSS {res['peak_rss'] / 2**20:7.0f} MiB  {res['peak_rss'] / n:8.0f} B/doc  "
-                  f"input {res['input_mb']:.0f} MB  pairs {res['n_pairs']:,}", flush=True)
+                  f"peak RSS sum {res['peak_rss'] / 2**20:6.0f} MiB ({res['peak_rss_stage']})  "
+                  f"PSS sum {res['peak_pss'] / 2**20:6.0f} MiB ({res['peak_pss_stage']})  "
+                  f"anonymous {res['peak_anon'] / 2**20:6.0f} MiB ({res['peak_anon_stage']})  "
+                  f"{res['peak_pss'] / n:7.0f} B/doc  input {res['input_mb']:.0f} MB  candidates {res['n_candidates']:,}  "
+                  f"pairs {res['n_pairs']:,}",
+                  flush=True)
     if len(rows) >= 2:
         xs = [math.log(r["n"]) for r in rows]
         ys = [math.log(r["seconds"]) for r in rows]

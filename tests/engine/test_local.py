@@ -72,6 +72,28 @@ def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(examp
     assert proc.stdout.split() == ["300"]
 
 
+def test_verifying_a_partition_in_many_passes_gives_the_same_pairs(example_path, tmp_path):
+    import numpy as np
+
+    from neardup.engine.local import _verify_part
+
+    cfg = DedupConfig()
+    work = tmp_path / "work"
+    run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=1, work_dir=str(work), keep_work=True,
+                                                                progress=False))
+    done = sorted((work / "pairs").glob("verified-*.npz"))
+    assert done
+    for path in done:
+        part = int(path.stem.split("-")[1])
+        one = dict(np.load(path))
+        path.unlink()
+        count = _verify_part(str(work), part, 300, cfg, max_codes=7)  # forces many passes
+        many = dict(np.load(path))
+        assert count == int(one["n_candidates"][0]) == int(many["n_candidates"][0])
+        key = lambda d: sorted(zip(d["left"].tolist(), d["right"].tolist(), d["score"].tolist()))  # noqa: E731
+        assert key(many) == key(one)
+
+
 def test_memory_plan_and_size_parsing():
     assert parse_size("1GB") == 10**9 and parse_size("2GiB") == 2 * 2**30 and parse_size("300mb") == 300 * 10**6
     with pytest.raises(ConfigError, match="memory limit"):

@@ -145,34 +145,58 @@ def _map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], c
     return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
 
 
-def _verify_part(root: str, part: int, n: int, config: DedupConfig) -> int:
+def _verify_part(root: str, part: int, n: int, config: DedupConfig, max_codes: int) -> int:
     """Worker: verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``.
-    Returns the number of distinct candidates; a partition already verified is skipped (resume)."""
+
+    When the partition holds more than ``max_codes`` candidate codes (repeats included), it is verified
+    in several passes over the files, each taking the codes with one value of ``code % passes``
+    (repeats of a pair always fall in the same pass), so memory stays bounded by ``max_codes`` whatever
+    the number of candidates. Returns the number of distinct candidates; a partition already verified
+    is skipped (resume).
+    """
     wd = WorkDir(root)
     out = wd.pairs / f"verified-{part:03d}.npz"
     if out.exists():
         return int(np.load(out)["n_candidates"][0])
-    chunk = [load_array(f, mmap=False) for f in sorted(wd.pairs.glob(f"{part:03d}-*.npy"))]
-    codes = np.unique(np.concatenate(chunk)) if chunk else np.empty(0, dtype=np.int64)
-    left, right, score, n_candidates = score_codes(root, codes, n, config)
-    _save_npz(out, left=left, right=right, score=score, n_candidates=np.array([n_candidates]))
+    files = sorted(wd.pairs.glob(f"{part:03d}-*.npy"))
+    total = sum(int(load_array(f).shape[0]) for f in files)
+    passes = max(1, math.ceil(total / max(1, max_codes)))
+    lefts, rights, scores, n_candidates = [], [], [], 0
+    for sub in range(passes):
+        chunk = []
+        for f in files:
+            codes = load_array(f, mmap=False)
+            chunk.append(codes[codes % passes == sub] if passes > 1 else codes)
+        codes = np.unique(np.concatenate(chunk)) if chunk else np.empty(0, dtype=np.int64)
+        del chunk
+        left, right, score, count = score_codes(root, codes, n, config)
+        lefts.append(left)
+        rights.append(right)
+        scores.append(score)
+        n_candidates += count
+    _save_npz(out, left=np.concatenate(lefts), right=np.concatenate(rights), score=np.concatenate(scores),
+              n_candidates=np.array([n_candidates]))
     return n_candidates
 
 
-def _weights_part(root: str, part: int, parts: int, idf_power: float) -> None:
+def _weights_part(root: str, part: int, parts: int, idf_power: float, block: int = 1 << 20) -> None:
     """Worker: IDF weights of the values in hash partition ``part``, written in place into
     ``weights.npy.tmp`` (partitions are disjoint sets of positions, so workers never overlap)."""
     sets = joined_sets(root)
     vals, pos = _partition(sets.values, part, parts)
     if vals.size:
         _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
+        weights = np.log((len(sets) + 1) / counts[inverse]) ** idf_power
+        del vals, inverse
         out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
-        out[pos] = np.log((len(sets) + 1) / counts[inverse]) ** idf_power
-        out.flush()
+        for lo in range(0, pos.size, block):  # positions ascend: each block dirties a bounded range of pages
+            out[pos[lo : lo + block]] = weights[lo : lo + block]
+            out.flush()
+            release(out)
 
 
 def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig, max_hamming: int | None = None,
-                block: int = 1 << 15) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                block: int = 1 << 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
     of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
     of candidates (after the Hamming filter).
@@ -391,7 +415,7 @@ class ChunkedRun:
                         for p in range(parts)]:
                 fut.result()
             out = load_array(tmp)
-            totals = doc_weight_totals(sets, out)
+            totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
             del out
             os.replace(tmp, path)
             save_array(self.wd.root / "totals.npy", totals)
@@ -494,7 +518,10 @@ class ChunkedRun:
             n = len(self.sets())
             bar = self._bar(parts, "verifying", "part")
             pool = self.workers()
-            for fut in [pool.submit(_verify_part, str(self.wd.root), p, n, self.config) for p in range(parts)]:
+            # About 40 bytes a candidate code while de-duplicating and scoring, one partition per worker.
+            max_codes = int(self.engine.memory_limit * 0.3 / max(1, self.plan.workers) / 40)
+            for fut in [pool.submit(_verify_part, str(self.wd.root), p, n, self.config, max_codes)
+                        for p in range(parts)]:
                 fut.result()
                 bar.update(1)
             bar.close()

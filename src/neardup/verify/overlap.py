@@ -13,6 +13,8 @@ Owns scoring a pair from its two shingle sets; must not choose candidates or clu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from neardup.text.shingle import ShingleSets, sort_by_group
@@ -79,7 +81,7 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
         tags = np.concatenate([np.repeat(np.arange(lb.size), la), np.repeat(np.arange(rb.size), ra)])
         idx = np.concatenate([_gather(sets, lb, la), _gather(sets, rb, ra)])
         vals = np.asarray(sets.values[idx])
-        order = sort_by_group(tags, vals, lb.size)
+        order = sort_by_group(tags, vals, lb.size, runs=True)  # two runs: left sides, right sides
         t, v = tags[order], vals[order]
         dup = (t[1:] == t[:-1]) & (v[1:] == v[:-1])
         w = None if weights is None else weights[idx[order][1:][dup]]
@@ -97,8 +99,10 @@ def _gather(sets: ShingleSets, docs: np.ndarray, lengths: np.ndarray) -> np.ndar
     return np.repeat(starts, lengths) + (np.arange(total) - seg_start)
 
 
-def doc_weight_totals(sets: ShingleSets, weights: np.ndarray, block: int = 1 << 16) -> np.ndarray:
-    """Summed weight of each document's shingles (block by block, so memory-mapped inputs stay cheap).
+def doc_weight_totals(sets: ShingleSets, weights: np.ndarray, block: int = 1 << 16,
+                      after_block: Callable[[], None] | None = None) -> np.ndarray:
+    """Summed weight of each document's shingles (block by block, so memory-mapped inputs stay cheap;
+    ``after_block`` runs after each block, e.g. to drop the pages just read).
 
     >>> from neardup.text.shingle import ShingleConfig, shingle_many
     >>> s = shingle_many(["a b c", "", "a b c d"], ShingleConfig(n=3))
@@ -114,6 +118,8 @@ def doc_weight_totals(sets: ShingleSets, weights: np.ndarray, block: int = 1 << 
         if nonempty.any():
             w = np.asarray(weights[offs[0] : offs[-1]])
             totals[lo:hi][nonempty] = np.add.reduceat(w, (offs[:-1] - offs[0])[nonempty])
+        if after_block is not None:
+            after_block()
     return totals
 
 
