@@ -172,7 +172,8 @@ def cluster_stats(labels) -> dict[str, int]:
 
 # ---------------------------------------------------------------- the timed paths
 
-def make_path(phase: str, path: str, texts: list[str], ngram: int) -> tuple[Callable[[], Any], Callable[[], None]]:
+def make_path(phase: str, path: str, texts: list[str], ngram: int,
+              cache: Path | None = None) -> tuple[Callable[[], Any], Callable[[], None]]:
     """(function to time, reset before each repetition). Set-up work happens here, untimed."""
     import numpy as np
 
@@ -186,7 +187,8 @@ def make_path(phase: str, path: str, texts: list[str], ngram: int) -> tuple[Call
 
     cfg = DedupConfig(method="minhash", shingle=ShingleConfig(n=ngram))
     if phase == "d":
-        return _command_path(path, ngram), gc.collect
+        assert cache is not None, "phase d runs commands on the cached JSONL file"
+        return _command_path(path, ngram, cache), gc.collect
     corpus = Corpus.from_texts(texts) if path.startswith("neardup") or phase == "b" else None
 
     if path.startswith("neardup"):
@@ -293,15 +295,15 @@ def make_path(phase: str, path: str, texts: list[str], ngram: int) -> tuple[Call
     return c_r, reset
 
 
-def _command_path(path: str, ngram: int) -> Callable[[], Any]:
-    """Phase (d): run one command on the cached JSONL (``_CACHE``) as a child process."""
+def _command_path(path: str, ngram: int, cache: Path) -> Callable[[], Any]:
+    """Phase (d): run one command on the cached JSONL file as a child process."""
     def run_command():
         with tempfile.TemporaryDirectory(prefix="neardup_bench_out_") as out:
             if path.startswith("neardup"):
-                cmd = [sys.executable, "-m", "neardup", "dedup", str(_CACHE[0]), "-o", out, "--method", "minhash",
+                cmd = [sys.executable, "-m", "neardup", "dedup", str(cache), "-o", out, "--method", "minhash",
                        "--ngram", str(ngram), "--quiet"] + (["--workers", "1"] if path == "neardup-1worker" else [])
             else:
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--script", path, "--cache", str(_CACHE[0]),
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--script", path, "--cache", str(cache),
                        "--ngram", str(ngram), "--out", os.path.join(out, "labels.json")]
             subprocess.run(cmd, check=True, capture_output=True)
             if path.startswith("neardup"):
@@ -313,9 +315,6 @@ def _command_path(path: str, ngram: int) -> Callable[[], Any]:
                 return [index[name] for name in names]
             return json.loads(Path(out, "labels.json").read_text())
     return run_command
-
-
-_CACHE: list[Path] = []
 
 
 def script(path: str, cache: Path, ngram: int, out: Path) -> None:
@@ -364,9 +363,8 @@ def _children_cpu() -> float:
 
 
 def worker(phase: str, path: str, cache: Path, ngram: int, reps: int) -> dict[str, Any]:
-    _CACHE[:] = [cache]
     texts = [json.loads(line)["text"] for line in cache.open(encoding="utf-8")]
-    fn, reset = make_path(phase, path, texts, ngram)
+    fn, reset = make_path(phase, path, texts, ngram, cache)
     gc.collect()
     base = rss_mb()
     peak_reset = _reset_peak()

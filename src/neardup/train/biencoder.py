@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
-                                  read_report, summary_line, torch_threads, supcon_batches, triplets, write_report)
+                                  read_report, run_job, summary_line, supcon_batches, triplets, write_report)
 from neardup.train.data import TrainingSet, build_pairs
-from neardup.train.loop import LoopConfig, TrainError, latest_checkpoint, run_loop
+from neardup.train.loop import LoopConfig, run_loop
 
 #: AdamW peak learning rate of the bi-encoder (NEWS-COPY's setting).
 DEFAULT_LR = 2e-5
@@ -148,16 +148,11 @@ def validate(model: Any, val: TrainingSet, cfg: TrainConfig) -> dict[str, Any]:
 
 def train_biencoder(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the whole job; returns (and writes to ``<out>/train_report.json``) the report."""
-    say = log or (lambda _m: None)
-    with torch_threads(cfg.threads) as n:
-        say(f"torch threads: {n}")
-        return _train_biencoder(cfg, say)
+    return run_job(cfg, log, _train_biencoder)
 
 
 def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, Any]:
     timer = Timer(cfg.max_minutes)
-    if cfg.resume and latest_checkpoint(cfg.out) is None:
-        raise TrainError(f"--resume: no checkpoint in {os.path.join(cfg.out, 'checkpoints')}")
     train, val = prepare_data(cfg, say)
     model = load_sentence_transformer(cfg.base)
     base_len = model.max_seq_length

@@ -108,6 +108,20 @@ def _config(kind: str, **kw: Any) -> Any:
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
 
 
+def _train(kind: str, kw: dict[str, Any]) -> None:
+    """Run ``neardup train KIND`` with the command's options; print the report."""
+
+    def go() -> None:
+        from neardup.train import train_biencoder, train_crossencoder
+
+        job = train_biencoder if kind == "biencoder" else train_crossencoder
+        report = job(_config(kind, **kw), log=None if kw["quiet"] else (lambda m: typer.echo(m, err=True)))
+        _print(report, kw["fmt"])
+        _exit_if_interrupted(report)
+
+    _guard(go)
+
+
 @train_app.command("biencoder")
 def biencoder(
     data: DataOpt,
@@ -143,17 +157,7 @@ def biencoder(
     quiet: QuietOpt = False,
 ) -> None:
     """Fine-tune a bi-encoder (contrastive, with hard negatives); OUT loads with --method biencoder --model OUT."""
-    kw = dict(locals())
-
-    def go() -> None:
-        from neardup.train.biencoder import train_biencoder
-
-        cfg = _config("biencoder", **kw)
-        report = train_biencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
-        _print(report, fmt)
-        _exit_if_interrupted(report)
-
-    _guard(go)
+    _train("biencoder", dict(locals()))
 
 
 @train_app.command("crossencoder")
@@ -193,17 +197,7 @@ def crossencoder(
     quiet: QuietOpt = False,
 ) -> None:
     """Train a cross-encoder pair classifier; OUT re-ranks with --method rerank --model BI --cross-model OUT."""
-    kw = dict(locals())
-
-    def go() -> None:
-        from neardup.train.crossencoder import train_crossencoder
-
-        cfg = _config("crossencoder", **kw)
-        report = train_crossencoder(cfg, log=None if quiet else (lambda m: typer.echo(m, err=True)))
-        _print(report, fmt)
-        _exit_if_interrupted(report)
-
-    _guard(go)
+    _train("crossencoder", dict(locals()))
 
 
 __all__ = ["train_app"]

@@ -25,7 +25,7 @@ import numpy as np
 from neardup.eval.noise import derive_seed
 from neardup.train.data import (HARD_FRACTION, MINERS, PairSet, TrainingSet, load_training_set,
                                 mine_hard_negatives, split_by_cluster)
-from neardup.train.loop import TrainError
+from neardup.train.loop import TrainError, latest_checkpoint
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
 REPORT_FILE = "train_report.json"
@@ -319,6 +319,17 @@ def brief(metrics: dict[str, Any]) -> dict[str, Any]:
     """The metrics worth keeping in a report."""
     keys = ("ari", "precision", "recall", "f1", "threshold", "n_docs", "n_pred_pairs", "n_scored", "seconds_scoring")
     return {k: (round(float(v), 4) if isinstance(v, float) else v) for k, v in metrics.items() if k in keys}
+
+
+def run_job(cfg: TrainConfig, log: Callable[[str], None] | None,
+            job: Callable[[TrainConfig, Callable[[str], None]], dict[str, Any]]) -> dict[str, Any]:
+    """Run a training job with torch's threads set for it and ``--resume`` checked (a checkpoint must exist)."""
+    say = log or (lambda _m: None)
+    with torch_threads(cfg.threads) as n:
+        say(f"torch threads: {n}")
+        if cfg.resume and latest_checkpoint(cfg.out) is None:
+            raise TrainError(f"--resume: no checkpoint in {os.path.join(cfg.out, 'checkpoints')}")
+        return job(cfg, say)
 
 
 @contextlib.contextmanager

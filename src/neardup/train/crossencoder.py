@@ -24,9 +24,9 @@ import numpy as np
 
 from neardup.eval.noise import derive_seed
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
-                                  read_report, summary_line, torch_threads, write_report)
+                                  read_report, run_job, summary_line, write_report)
 from neardup.train.data import TrainingSet, build_pairs
-from neardup.train.loop import LoopConfig, TrainError, latest_checkpoint, run_loop
+from neardup.train.loop import LoopConfig, run_loop
 
 DEFAULT_PAIR_LENGTH = 256
 #: Learning rate of the new classification head (the encoder uses ``lr``): a fresh head at the encoder's
@@ -71,10 +71,7 @@ def _validation_candidates(cfg: TrainConfig, val: TrainingSet, say: Callable[[st
 
 def train_crossencoder(cfg: TrainConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the whole job; returns (and writes to ``<out>/train_report.json``) the report."""
-    say = log or (lambda _m: None)
-    with torch_threads(cfg.threads) as n:
-        say(f"torch threads: {n}")
-        return _train_crossencoder(cfg, say)
+    return run_job(cfg, log, _train_crossencoder)
 
 
 def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, Any]:
@@ -83,8 +80,6 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
     from neardup.train.evaluate import rerank_candidates, tune_rerank
 
     timer = Timer(cfg.max_minutes)
-    if cfg.resume and latest_checkpoint(cfg.out) is None:
-        raise TrainError(f"--resume: no checkpoint in {os.path.join(cfg.out, 'checkpoints')}")
     train, val = prepare_data(cfg, say)
     pair_len = cfg.max_seq_length
     previous = read_report(cfg.out) if cfg.resume else None
