@@ -45,6 +45,43 @@ def test_chunked_run_equals_in_memory_run(example_path, tmp_path, cfg):
     assert not (tmp_path / "o" / ".neardup-work").exists()  # cleaned after success
 
 
+@pytest.mark.parametrize("score", ["weighted-overlap", "jaccard"])
+def test_chunked_run_over_many_tiles_equals_in_memory_run(example_path, tmp_path, monkeypatch, score):
+    """Verification reads two document tiles at a time; with tiles of a few documents each, pairs span
+    many tile pairs and partitions, and the output must not change."""
+    import neardup.engine.local as local
+
+    monkeypatch.setattr(local, "tile_budget", lambda *args: 1000)
+    cfg = DedupConfig(threshold=0.5).replace(verify__score=score)
+    summary = run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=2, batch_docs=50, progress=False))
+    assert summary["engine"]["tiles"] >= 10
+    clusters, pairs = _outputs(tmp_path / "o")
+    ref = run(read_corpus(example_path), cfg)
+    assert len(pairs) > 50
+    assert pairs == [(a, b, round(s, 12)) for a, b, s in ref.pairs_by_id()]
+    assert [c["cluster"] for c in clusters] == ref.cluster_ids
+
+
+def test_workers_grown_past_their_share_are_replaced_before_a_stage(example_path, tmp_path):
+    """Allocators keep freed memory in long-lived workers; a stage that needs room gets fresh ones."""
+    from neardup.engine.local import ChunkedRun, _resident_bytes
+
+    run_ = ChunkedRun(example_path, tmp_path / "o", DedupConfig(),
+                      EngineConfig(workers=2, memory_limit=parse_size("1GB"), progress=False))
+    try:
+        first = run_.workers()
+        assert first.submit(sum, [1, 2]).result() == 3  # the workers exist (each holds tens of MB)
+        run_.make_room(0)  # they hold far less than half a gigabyte: kept
+        assert run_.workers() is first
+        held = sum(_resident_bytes(pid) for pid in first._processes)
+        assert held > 2 * 2**20  # measured from /proc
+        run_.make_room(parse_size("500MB") - held + 2**20)  # what they hold + the need passes half the limit
+        second = run_.workers()
+        assert second is not first and second.submit(sum, [2, 3]).result() == 5
+    finally:
+        run_.close()
+
+
 def test_one_worker_and_many_workers_agree(example_path, tmp_path):
     cfg = DedupConfig()
     run_chunked(example_path, tmp_path / "a", cfg, EngineConfig(workers=1, batch_docs=50, progress=False))

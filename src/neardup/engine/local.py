@@ -43,13 +43,15 @@ from neardup.candidates.hamming import hamming_pairs
 from neardup.candidates.lsh import band_keys, optimal_bands_rows
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import ConfigError, DedupConfig, config_to_dict
-from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, release, save_array
+from neardup.engine.tiles import (load_tiles, pair_partition, plan_tiles, read_rows, save_tiles, score_tiled,
+                                  tile_budget)
+from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, release, save_array, trim_heap
 from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
 from neardup.io.write import atomic_path, write_json
 from neardup.pipeline import default_min_collisions, represent_batch
 from neardup.represent import simhash
 from neardup.text.shingle import ShingleSets
-from neardup.verify.overlap import doc_weight_totals, score_pairs
+from neardup.verify.overlap import doc_weight_totals
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6, "mib": 2**20,
@@ -142,6 +144,7 @@ def _map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], c
     n_truncated = sum(1 for t in texts if len(t) > max_chars)
     with atomic_path(wd.shard(index, "done"), durable=False) as tmp:
         tmp.write_text(f"{len(ids)} {n_empty} {n_truncated}\n")
+    trim_heap()
     return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
 
 
@@ -176,33 +179,39 @@ def _verify_part(root: str, part: int, n: int, config: DedupConfig, max_codes: i
         n_candidates += count
     _save_npz(out, left=np.concatenate(lefts), right=np.concatenate(rights), score=np.concatenate(scores),
               n_candidates=np.array([n_candidates]))
+    del lefts, rights, scores
+    trim_heap()
     return n_candidates
 
 
-def _weights_part(root: str, part: int, parts: int, idf_power: float, block: int = 1 << 20) -> None:
+def _weights_part(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20) -> None:
     """Worker: IDF weights of the values in hash partition ``part``, written in place into
-    ``weights.npy.tmp`` (partitions are disjoint sets of positions, so workers never overlap)."""
-    sets = joined_sets(root)
-    vals, pos = _partition(sets.values, part, parts)
+    ``weights.npy.tmp`` (partitions are disjoint sets of positions, so workers never overlap).
+    Writes go ``span`` file positions at a time, each block's mapped pages dropped after it."""
+    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    vals, pos = _partition(Path(root) / "values.npy", part, parts)
     if vals.size:
         _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
-        weights = np.log((len(sets) + 1) / counts[inverse]) ** idf_power
-        del vals, inverse
+        weights = np.log((n + 1) / counts[inverse]) ** idf_power
+        del vals, inverse, counts
         out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
-        for lo in range(0, pos.size, block):  # positions ascend: each block dirties a bounded range of pages
-            out[pos[lo : lo + block]] = weights[lo : lo + block]
-            out.flush()
-            release(out)
+        cuts = np.searchsorted(pos, np.arange(0, int(pos[-1]) + 1 + span, span))
+        for lo, hi in zip(cuts[:-1], cuts[1:]):  # positions ascend: each block dirties one span of the file
+            if hi > lo:
+                out[pos[lo:hi]] = weights[lo:hi]
+                release(out)
+        out.flush()
+    trim_heap()
 
 
-def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig, max_hamming: int | None = None,
-                block: int = 1 << 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
+                max_hamming: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
     of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
     of candidates (after the Hamming filter).
 
-    Shared by the local and the Ray engine. Scores come in blocks of ``block`` pairs, releasing the
-    memory-mapped pages after each, so memory stays bounded. ``max_hamming`` additionally filters
+    Shared by the local and the Ray engine. Set scores read two document tiles at a time
+    (:mod:`neardup.engine.tiles`), so memory stays bounded. ``max_hamming`` additionally filters
     SimHash pairs by Hamming distance (candidates from table buckets may exceed it).
     """
     left, right = codes // n, codes % n
@@ -218,16 +227,9 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig, max_h
         else:
             s = np.mean(a == b, axis=1) if left.size else np.empty(0)
     else:
-        sets = joined_sets(root)
-        values = sets.values
         weighted = cfg.verify.score.startswith("weighted-")
-        weights = load_array(os.path.join(root, "weights.npy")) if weighted else None
         totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if weighted else None
-        s = np.empty(left.size, dtype=np.float64)
-        for lo in range(0, left.size, block):
-            hi = lo + block
-            s[lo:hi] = score_pairs(sets, left[lo:hi], right[lo:hi], cfg.verify.score, weights=weights, totals=totals)
-            release(values, *(() if weights is None else (weights,)))
+        s = score_tiled(root, left, right, cfg.verify.score, load_tiles(root, n), totals)
     keep = s >= float(cfg.threshold) - 1e-12
     return left[keep], right[keep], s[keep], int(left.size)
 
@@ -297,6 +299,17 @@ class ChunkedRun:
             self._pool = _pool(self.plan.workers)
         return self._pool
 
+    def make_room(self, need: int) -> None:
+        """Before a stage that will need about ``need`` bytes in its workers: replace the workers when
+        what they still hold from earlier stages (memory the allocators keep for reuse, measured from
+        ``/proc``) plus ``need`` would pass half the memory limit. Fresh workers cost about half a
+        second, so small runs keep theirs."""
+        pool = self._pool
+        if isinstance(pool, ProcessPoolExecutor):
+            held = sum(_resident_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
+            if held + need > self.engine.memory_limit * 0.5:
+                self.close()
+
     def close(self) -> None:
         """Stop the worker processes (a no-op when none were started)."""
         if self._pool is not None:
@@ -308,6 +321,7 @@ class ChunkedRun:
 
     def _timed(self, name: str, t0: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+        trim_heap()  # each stage ends with its temporaries handed back, not kept for the next
 
     def manifest(self) -> dict[str, Any]:
         """What identifies this run for ``--resume``."""
@@ -410,6 +424,7 @@ class ChunkedRun:
             parts = self._value_partitions(n_values, workers)
             tmp = self.wd.root / "weights.npy.tmp"
             np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
+            self.make_room(min(n_values * 40, int(self.engine.memory_limit * 0.3)))
             pool = self.workers()
             for fut in [pool.submit(_weights_part, str(self.wd.root), p, parts, cfg.verify.idf_power)
                         for p in range(parts)]:
@@ -424,15 +439,25 @@ class ChunkedRun:
         return load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
 
     def _spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
-        """Write candidate pairs as codes ``left * n + right``, split by ``left % parts``."""
+        """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``
+        (``parts // tiles`` partitions per tile), so each partition's verification reads one left tile."""
         if left.size == 0:
             return
         codes = left.astype(np.int64) * n + right
-        part = left % parts
+        part = pair_partition(left, self._tiles, parts // (len(self._tiles) - 1))
         for p in range(parts):
             sel = codes[part == p]
             if sel.size:
                 save_array(self.wd.pairs / f"{p:03d}-{tag}.npy", sel)
+
+    def _plan_tiles(self, sets: ShingleSets) -> np.ndarray:
+        """Document tiles for verification (planned once; kept for a resumed run)."""
+        path = self.wd.root / "tiles.npy"
+        if not path.exists():
+            weighted = self.config.verify.score.startswith("weighted-")
+            budget = tile_budget(self.engine.memory_limit, self.plan.workers, weighted)
+            save_tiles(self.wd.root, plan_tiles(np.asarray(sets.offsets), budget))
+        return load_tiles(self.wd.root, len(sets))
 
     def candidates(self) -> int:
         """Stage 4: candidate pairs spilled to disk by partition; returns the partition count."""
@@ -444,6 +469,11 @@ class ChunkedRun:
         # partition in each worker at a time; at least one partition per worker.
         workers = self.plan.workers
         parts = max(workers, int(math.ceil(n * 16 * 40 * workers / (self.engine.memory_limit * 0.3))))
+        self.make_room(int(self.engine.memory_limit * 0.25))  # the band keys, in this process
+        self._tiles = self._plan_tiles(sets)
+        n_tiles = len(self._tiles) - 1
+        parts = n_tiles * max(1, math.ceil(parts / n_tiles))
+        self.counts.update(tiles=n_tiles)
         if self.wd.done("candidates"):
             return self._parts_written()
         t0 = time.perf_counter()
@@ -490,7 +520,7 @@ class ChunkedRun:
         elif cfg.method == "ngram":
             vparts = self._value_partitions(sets.values.shape[0])
             for p in range(vparts):
-                vals, pos = _partition(sets.values, p, vparts)
+                vals, pos = _partition(self.wd.root / "values.npy", p, vparts)
                 doc_of = np.searchsorted(sets.offsets, pos, side="right") - 1
                 left, right = pairs_from_keys(vals, doc_of, max_group=cfg.ngram.max_df)
                 self._spill(left, right, f"v{p:04d}", n, parts)
@@ -517,9 +547,11 @@ class ChunkedRun:
             t0 = time.perf_counter()
             n = len(self.sets())
             bar = self._bar(parts, "verifying", "part")
+            self.make_room(min(int(self.sets().values.shape[0]) * 16, int(self.engine.memory_limit * 0.45)))
             pool = self.workers()
-            # About 40 bytes a candidate code while de-duplicating and scoring, one partition per worker.
-            max_codes = int(self.engine.memory_limit * 0.3 / max(1, self.plan.workers) / 40)
+            # About 64 bytes a candidate code while de-duplicating and scoring (measured), one
+            # partition per worker, beside its two tiles (a fifth of the limit) and the process itself.
+            max_codes = int(self.engine.memory_limit * 0.25 / max(1, self.plan.workers) / 64)
             for fut in [pool.submit(_verify_part, str(self.wd.root), p, n, self.config, max_codes)
                         for p in range(parts)]:
                 fut.result()
@@ -633,7 +665,7 @@ class ChunkedRun:
         largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
         names = self._ids_for(n_shards, np.sort(largest))
         params = config_to_dict(self.config)
-        params.update({k: v for k, v in self.counts.items() if k != "n_candidates"})
+        params.update({k: v for k, v in self.counts.items() if k not in ("n_candidates", "tiles")})
         return {
             "input": str(self.input),
             "n_docs": int(n),
@@ -651,7 +683,8 @@ class ChunkedRun:
             "largest_clusters": [{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
                                   "oversized": bool(clusters.oversized[i])} for i in largest],
             "params": params,
-            "engine": {**asdict(self.engine), "plan": asdict(self.plan), "shards": n_shards, "resumed": resumed},
+            "engine": {**asdict(self.engine), "plan": asdict(self.plan), "shards": n_shards,
+                       "tiles": self.counts.get("tiles"), "resumed": resumed},
             "timings": {k: round(v, 4) for k, v in self.timings.items()} | {"total": round(seconds, 4)},
             "docs_per_second": round(n / seconds, 1) if seconds > 0 else None,
         }
@@ -676,19 +709,30 @@ def max_hamming_for(config: DedupConfig) -> int:
     return int(math.floor((1.0 - float(config.threshold)) * simhash.BITS + 1e-9))
 
 
-def _partition(values: np.ndarray, part: int, parts: int, block: int = 1 << 24) -> tuple[np.ndarray, np.ndarray]:
-    """The values whose top bits equal ``part`` (of a power-of-two ``parts``), with their positions."""
+def _partition(path: str | os.PathLike[str], part: int, parts: int,
+               block: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the ``.npy`` file ``path`` whose top bits equal ``part`` (of a power-of-two
+    ``parts``), with their positions; the file is read block by block (plain reads, no mapping)."""
     shift = np.uint64(64 - int(math.log2(parts))) if parts > 1 else None
+    total = int(np.load(path, mmap_mode="r").shape[0])
     chunks, positions = [], []
-    for lo in range(0, values.shape[0], block):
-        v = np.asarray(values[lo : lo + block])
+    for lo in range(0, total, block):
+        v = read_rows(path, lo, min(total, lo + block))
         mask = (v >> shift) == part if shift is not None else np.ones(v.size, dtype=bool)
         chunks.append(v[mask])
         positions.append(np.flatnonzero(mask) + lo)
-        release(values)
     if not chunks:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
     return np.concatenate(chunks), np.concatenate(positions)
+
+
+def _resident_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` (0 where ``/proc`` is not available)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class _InlineExecutor:

@@ -118,6 +118,25 @@ def release(*arrays: np.ndarray) -> None:
                 pass
 
 
+def trim_heap() -> None:
+    """Hand freed heap memory back to the operating system (glibc's ``malloc_trim``; a no-op
+    elsewhere). The allocator keeps freed blocks of large NumPy temporaries for reuse, so without it
+    a long-lived process stays as large as the largest stage it has run."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            import ctypes
+
+            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None
+
+
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """What identifies an input for resume: its path, size and modification time."""
     p = Path(path).resolve()

@@ -61,7 +61,7 @@ def idf_weights(sets: ShingleSets, power: float = 2.0) -> np.ndarray:
     return np.log((n + 1) / counts[inverse]) ** power
 
 
-def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, block: int = 8192,
+def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, block: int = 2048,
                        weights: np.ndarray | None = None) -> np.ndarray:
     """``|A∩B|`` for many pairs at once (vectorised over blocks of pairs); with ``weights``
     (aligned with ``sets.values``) the summed weight of the shared values instead.

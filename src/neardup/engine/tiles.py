@@ -1,0 +1,153 @@
+"""Document tiles for verification at scale.
+
+Verifying a candidate pair reads the shingle values (and IDF weights) of its two documents. Read
+through a memory map, pairs touch the multi-gigabyte values file at random, and every touched page
+counts in the process's resident set (recent kernels map whole large folios per touch, so releasing
+pages after each block does not keep it small). Instead, the documents are cut into *tiles*:
+contiguous document ranges whose values fit a memory budget. Candidate pairs are partitioned by the
+tile of their left document; a worker reads that tile with plain file reads (page cache, not mapped),
+then each right tile in turn, and scores the pairs of each tile pair on small contiguous arrays.
+Resident memory is two tiles plus the pairs, whatever the corpus size; the scores are bit-identical
+to scoring on the whole arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from neardup.text.shingle import ShingleSets
+from neardup.verify.overlap import score_pairs
+
+#: Bytes a shingle value costs while its tile is loaded: the uint64 value, plus a float64 weight.
+_BYTES_PER_VALUE = {False: 8, True: 16}
+
+
+def tile_budget(memory_limit: int, workers: int, weighted: bool) -> int:
+    """Values per tile: a fifth of the memory limit shared by the workers, two tiles each."""
+    return max(1 << 16, int(memory_limit * 0.2 / max(1, workers) / 2 / _BYTES_PER_VALUE[weighted]))
+
+
+def plan_tiles(offsets: np.ndarray, max_values: int) -> np.ndarray:
+    """Tile boundaries: ascending document starts ending with ``n``, each tile holding at most
+    ``max_values`` values (or a single document that alone holds more).
+
+    >>> plan_tiles(np.array([0, 3, 6, 9, 10]), 6).tolist()
+    [0, 2, 4]
+    """
+    offsets = np.asarray(offsets)
+    n = len(offsets) - 1
+    starts = [0]
+    while starts[-1] < n:
+        lo = starts[-1]
+        hi = int(np.searchsorted(offsets, offsets[lo] + max_values, side="right")) - 1
+        starts.append(min(n, max(hi, lo + 1)))
+    return np.asarray(starts, dtype=np.int64)
+
+
+def tile_of(tiles: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """The tile number of each document."""
+    return np.searchsorted(tiles, docs, side="right") - 1
+
+
+def pair_partition(left: np.ndarray, tiles: np.ndarray, per_tile: int) -> np.ndarray:
+    """Partition of each candidate pair: ``per_tile`` partitions for each tile of the left document."""
+    return tile_of(tiles, left) * per_tile + left % per_tile
+
+
+def save_tiles(root: str | os.PathLike[str], tiles: np.ndarray) -> None:
+    from neardup.engine.workdir import save_array
+
+    save_array(Path(root) / "tiles.npy", tiles)
+
+
+def load_tiles(root: str | os.PathLike[str], n: int) -> np.ndarray:
+    """The tiles planned for the work directory ``root`` (one tile when none were planned)."""
+    path = Path(root) / "tiles.npy"
+    return np.load(path) if path.exists() else np.array([0, n], dtype=np.int64)
+
+
+def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:
+    """Elements ``lo:hi`` of a one-dimensional ``.npy`` file, by a plain file read (no mapping)."""
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(fh)
+        if len(shape) != 1:
+            raise ValueError(f"{path}: expected a one-dimensional array, got shape {shape}")
+        fh.seek(fh.tell() + lo * dtype.itemsize)
+        out = np.fromfile(fh, dtype=dtype, count=max(0, hi - lo))
+    if out.size != max(0, hi - lo):
+        raise ValueError(f"{path}: truncated (wanted elements {lo}:{hi} of {shape[0]})")
+    return out
+
+
+class _Joined:
+    """Two arrays read as one, for gathers by integer arrays: two tiles side by side without a copy."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.a, self.b, self.split = a, b, a.shape[0]
+        self.shape = (a.shape[0] + b.shape[0],)
+        self.dtype = a.dtype
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx)
+        out = np.empty(idx.shape, dtype=self.dtype)
+        first = idx < self.split
+        out[first] = self.a[idx[first]]
+        rest = ~first
+        out[rest] = self.b[idx[rest] - self.split]
+        return out
+
+
+class _Tile:
+    """One tile in memory: its documents' values (and weights) with local offsets."""
+
+    def __init__(self, root: Path, offsets: np.ndarray, lo: int, hi: int, weighted: bool) -> None:
+        self.lo, self.hi = lo, hi
+        a, b = int(offsets[lo]), int(offsets[hi])
+        self.offsets = offsets[lo : hi + 1] - a
+        self.values = read_rows(root / "values.npy", a, b)
+        self.weights = read_rows(root / "weights.npy", a, b) if weighted else None
+
+
+def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarray, score: str,
+                tiles: np.ndarray, totals: np.ndarray | None = None) -> np.ndarray:
+    """Exact ``score`` of each pair (``left < right``, global document indices) from the joined
+    arrays of the work directory ``root``, reading two tiles at a time. Pairs may come in any order;
+    each left tile is read once, each right tile once per left tile."""
+    root = Path(root)
+    offsets = np.load(root / "offsets.npy")
+    weighted = score.startswith("weighted-")
+    out = np.empty(left.size, dtype=np.float64)
+    if left.size == 0:
+        return out
+    tl = tile_of(tiles, left).astype(np.int32)
+    tr = tile_of(tiles, right).astype(np.int32)
+    for ta in np.unique(tl):
+        in_a = np.flatnonzero(tl == ta)
+        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weighted)
+        tr_a = tr[in_a]
+        for tb in np.unique(tr_a):
+            seg = in_a[tr_a == tb]
+            lft = left[seg] - a_tile.lo
+            if tb == ta:
+                sets = ShingleSets(a_tile.values, a_tile.offsets)
+                rgt = right[seg] - a_tile.lo
+                w, tot = a_tile.weights, None if totals is None else totals[a_tile.lo : a_tile.hi]
+            else:
+                b_tile = _Tile(root, offsets, int(tiles[tb]), int(tiles[tb + 1]), weighted)
+                na = a_tile.hi - a_tile.lo
+                sets = ShingleSets(_Joined(a_tile.values, b_tile.values),  # type: ignore[arg-type]
+                                   np.concatenate([a_tile.offsets, b_tile.offsets[1:] + a_tile.offsets[-1]]))
+                rgt = right[seg] - b_tile.lo + na
+                w = None if not weighted else _Joined(a_tile.weights, b_tile.weights)
+                tot = None if totals is None else np.concatenate([totals[a_tile.lo : a_tile.hi],
+                                                                  totals[b_tile.lo : b_tile.hi]])
+                del b_tile
+            out[seg] = score_pairs(sets, lft, rgt, score, weights=w, totals=tot)
+            del sets, w
+        del a_tile  # before the next left tile is read
+    return out
