@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_quality.py [--quick] [--sources 300] [--json OUT]
+    /work/venv/bin/python benchmarks/bench_quality.py [--quick] [--sources 300] [--neural] [--reuters-only] [--json OUT]
 
 Data (``$NEARDUP_SHARED_DATA`` or ``../shared/data``):
 
@@ -81,6 +81,13 @@ NEARDUP_METHODS: list[tuple[str, DedupConfig]] = [
         minhash__bands=optimal_bands_rows(0.3, NUM_PERM)[0], minhash__rows=optimal_bands_rows(0.3, NUM_PERM)[1])),
     ("ngram", DedupConfig(method="ngram")),
     ("simhash", DedupConfig(method="simhash")),
+]
+# With --neural (needs neardup[neural]; RETSim embeds ~100 docs/s on 2 cores, the bi-encoder ~5-20).
+NEURAL_METHODS: list[tuple[str, DedupConfig]] = [
+    ("retsim", DedupConfig(method="retsim")),
+    ("retsim-partial", DedupConfig(method="retsim-partial")),
+    ("biencoder (MiniLM)", DedupConfig(method="biencoder")),
+    ("hybrid", DedupConfig(method="hybrid")),
 ]
 QUICK_METHODS = {"minhash (w-overlap, n=4)", "ngram", "simhash"}
 
@@ -398,6 +405,9 @@ def main() -> None:
     ap.add_argument("--sources", type=int, help="BBC sources per split (default 300, quick 100)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="write the numbers here")
+    ap.add_argument("--neural", action="store_true", help="also RETSim, RETSim-partial, bi-encoder and hybrid")
+    ap.add_argument("--only", help="comma-separated method names to run (default: all)")
+    ap.add_argument("--reuters-only", action="store_true", help="only the real Reuters day (skip the BBC sets)")
     args = ap.parse_args()
     root = data_dir()
     needed = [root / "reuters_days" / "docs.jsonl", root / "bbc_news" / "docs.jsonl"]
@@ -407,6 +417,10 @@ def main() -> None:
         raise SystemExit(0)  # nothing to measure: a clean skip, not an error
     n_sources = args.sources or (100 if args.quick else 300)
     methods = [m for m in NEARDUP_METHODS if not args.quick or m[0] in QUICK_METHODS]
+    if args.neural:
+        methods += NEURAL_METHODS
+    if args.only:
+        methods = [m for m in methods if m[0] in args.only.split(",")]
     grids = None
     if args.quick:
         grids = {k: v[::2] for k, v in DEFAULT_GRIDS.items()}
@@ -421,7 +435,7 @@ def main() -> None:
     if not args.quick:
         experiments.append(("reuters B->A", rb, ra))
     experiments.append(("reuters all (IN-SAMPLE)", rall, rall))
-    for level in LEVELS:
+    for level in [] if args.reuters_only else LEVELS:
         val = noisy_set(val_src, level, "val", args.seed)
         test = noisy_set(test_src, level, "test", args.seed)
         experiments.append((f"bbc {level}", val, test))

@@ -39,7 +39,7 @@ def test_hybrid_is_at_least_as_good_as_its_parts_on_the_example(example):
 
 def test_tune_sweeps_the_hybrid_weight(example):
     out = tune(example, None, DedupConfig(method="hybrid"), thresholds=[0.5, 0.6, 0.7])
-    assert out["params"]["hybrid_weight"] in (0.25, 0.5, 0.75)
+    assert out["params"]["hybrid_weight"] in (0.0, 0.25, 0.5, 0.75, 1.0)
     assert out["validation"]["ari"] == pytest.approx(max(t["ari"] for t in out["trials"]))
 
 

@@ -31,10 +31,12 @@ DEFAULT_GRIDS: dict[str, list[float]] = {
     "retsim": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "biencoder": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
-    "hybrid": [round(float(x), 3) for x in np.arange(0.30, 0.951, 0.025)],
+    "hybrid": [round(float(x), 3) for x in np.arange(0.30, 0.951, 0.025)] + [0.96, 0.97, 0.98, 0.99],
     "rerank": [round(float(x), 3) for x in np.arange(0.05, 0.9951, 0.025)],
 }
-HYBRID_WEIGHTS: tuple[float, ...] = (0.25, 0.5, 0.75)
+# Weight of the n-gram score; the ends (pure cosine, pure n-gram over the joint candidates) let the
+# validation split drop a score that does not help on this kind of data (RETSim on templated notices).
+HYBRID_WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 # Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
                               "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight",

@@ -51,17 +51,13 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
-def _token_hash(token: str) -> int:
-    return _TOKEN_CACHE[token]
-
-
 def token_hashes(tokens: Sequence[str]) -> np.ndarray:
     """64-bit XXH3 hash of each token, as a uint64 array.
 
     >>> token_hashes(["a", "a"]).tolist()[0] == token_hashes(["a"]).tolist()[0]
     True
     """
-    return np.fromiter((_token_hash(t) for t in tokens), dtype=np.uint64, count=len(tokens))
+    return np.fromiter(map(_TOKEN_CACHE.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
 def _multiplier(position: int) -> np.uint64:
