@@ -79,7 +79,7 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
 
 @app.command()
 def dedup(
-    input: Annotated[Path, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files.")],
+    input: Annotated[str, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files; or an fsspec URL of a file (s3://..., gs://...; needs the store's package, e.g. s3fs).")],
     outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for clusters.parquet, pairs.parquet, summary.json.")],
     method: MethodOpt = "minhash",
     model: ModelOpt = None,

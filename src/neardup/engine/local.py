@@ -46,7 +46,7 @@ from neardup.config import ConfigError, DedupConfig, config_to_dict
 from neardup.engine.tiles import (load_tiles, pair_partition, plan_tiles, read_rows, save_tiles, score_tiled,
                                   tile_budget)
 from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, release, save_array, trim_heap
-from neardup.io.read import DEFAULT_MAX_CHARS, InputError, iter_documents, iter_records
+from neardup.io.read import DEFAULT_MAX_CHARS, InputError, is_url, iter_documents, iter_records, source_exists
 from neardup.io.write import atomic_path, write_json
 from neardup.pipeline import default_min_collisions, represent_batch
 from neardup.represent import simhash
@@ -257,7 +257,7 @@ def _pool(workers: int) -> ProcessPoolExecutor | _InlineExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 
-def _batches(path: Path, text_field: str, id_field: str, on_error: str, batch_docs: int,
+def _batches(path: str | Path, text_field: str, id_field: str, on_error: str, batch_docs: int,
              skipped: list[dict[str, Any]]) -> Iterator[tuple[list[str], list[str], list[int]]]:
     ids: list[str] = []
     texts: list[str] = []
@@ -280,7 +280,7 @@ class ChunkedRun:
     def __init__(self, input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
                  engine: EngineConfig | None = None, text_field: str = "text", id_field: str = "id",
                  on_error: str = "raise", max_chars: int = DEFAULT_MAX_CHARS) -> None:
-        self.input = Path(input_path)
+        self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
         self.outdir = Path(outdir)
         self.config = config
         self.engine = engine or EngineConfig()
@@ -333,7 +333,7 @@ class ChunkedRun:
     def map(self) -> int:
         """Stage 1: shards of normalized, shingled, sketched documents. Returns the shard count."""
         t0 = time.perf_counter()
-        if not self.input.exists():
+        if not source_exists(self.input):
             raise InputError(self.input, None, "no such file or folder")
         bar = self._bar(None, "reading + shingling")
         n_shards = 0
@@ -635,7 +635,7 @@ class ChunkedRun:
         """All stages; returns the summary (also written to ``summary.json``)."""
         t_start = time.perf_counter()
         outdir_existed = self.outdir.exists()
-        if not self.input.exists():
+        if not source_exists(self.input):
             raise InputError(self.input, None, "no such file or folder")
         resumed = self.wd.prepare(self.manifest(), self.engine.resume)
         try:

@@ -51,7 +51,7 @@ from neardup.engine.local import (ChunkedRun, EngineConfig, _batches, _map_shard
                                   max_hamming_for, min_collisions_for, score_codes)
 from neardup.engine.tiles import pair_partition, plan_tiles, save_tiles, tile_budget
 from neardup.engine.workdir import WorkDir, load_array
-from neardup.io.read import InputError
+from neardup.io.read import InputError, source_exists
 
 _INSTALL_HINT = "install neardup[ray]: pip install 'neardup[ray]'"
 _SHARD_PARTS = ("values.npy", "offsets.npy", "sketch.npy", "ids.parquet", "done")
@@ -270,7 +270,7 @@ class RayRun(ChunkedRun):
         """Stage 1: read in the driver, map with ``Dataset.map_batches``; returns the shard count."""
         ray = _import_ray()
         t0 = time.perf_counter()
-        if not self.input.exists():
+        if not source_exists(self.input):
             raise InputError(self.input, None, "no such file or folder")
         staging = WorkDir(self.wd.root / "ray-map")
         staging.shards.mkdir(parents=True, exist_ok=True)
@@ -477,7 +477,7 @@ class RayRun(ChunkedRun):
 
         t_start = time.perf_counter()
         outdir_existed = self.outdir.exists()
-        if not self.input.exists():
+        if not source_exists(self.input):
             raise InputError(self.input, None, "no such file or folder")
         if self.engine.resume:
             raise ConfigError("--resume is not supported by the ray engine (use the local engine)")

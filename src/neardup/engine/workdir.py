@@ -138,7 +138,12 @@ _MALLOC_TRIM: Any = None
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """What identifies an input for resume: its path, size and modification time."""
+    """What identifies an input for resume: its path, size and modification time (for a URL, what its
+    store reports: size and modification time or ETag)."""
+    from neardup.io.read import is_url, source_info
+
+    if is_url(path):
+        return source_info(path)
     p = Path(path).resolve()
     if p.is_dir():
         files = sorted(f for f in p.rglob("*") if f.is_file())

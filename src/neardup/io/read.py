@@ -23,9 +23,10 @@ import io
 import json
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import xxhash
 
@@ -89,15 +90,79 @@ def _counter() -> Iterator[str]:
         i += 1
 
 
-def detect_format(path: Path) -> str:
+def is_url(path: object) -> bool:
+    """True for an fsspec URL such as ``s3://bucket/corpus.jsonl.gz`` or ``file:///data/x.parquet``.
+
+    >>> is_url("s3://bucket/x.jsonl"), is_url("data/x.jsonl"), is_url(Path("x"))
+    (True, False, False)
+    """
+    return isinstance(path, str) and "://" in path
+
+
+def _url_fs(url: str) -> tuple[Any, str]:
+    """The fsspec filesystem of ``url`` and the path inside it (clear errors when it cannot be opened)."""
+    try:
+        import fsspec
+    except ImportError:
+        raise InputError(url, None, "reading URLs needs fsspec: pip install fsspec") from None
+    try:
+        return fsspec.core.url_to_fs(url)
+    except ImportError as exc:  # the protocol's package (s3fs, gcsfs, adlfs, ...) is missing
+        raise InputError(url, None, f"cannot open this URL: {exc}") from None
+    except (ValueError, OSError) as exc:
+        raise InputError(url, None, f"cannot open this URL ({exc})") from None
+
+
+def source_exists(path: str | os.PathLike[str]) -> bool:
+    """Whether an input (local path or URL) exists."""
+    if is_url(path):
+        fs, inner = _url_fs(str(path))
+        return bool(fs.exists(inner))
+    return Path(path).exists()
+
+
+def source_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What identifies an input URL for ``--resume``: its URL, size and modification mark."""
+    fs, inner = _url_fs(str(path))
+    info = fs.info(inner)
+    mark = next((info[k] for k in ("mtime", "LastModified", "last_modified", "ETag", "etag", "created") if k in info), None)
+    return {"path": str(path), "size": info.get("size"), "mark": str(mark)}
+
+
+@contextmanager
+def _open_binary(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A local file or URL opened for reading bytes, gunzipped when its name ends in ``.gz``."""
+    gz = str(path).lower().endswith(".gz")
+    if is_url(path):
+        fs, inner = _url_fs(str(path))
+        raw = fs.open(inner, "rb")
+    else:
+        raw = open(path, "rb")
+    with raw:
+        if gz:
+            with gzip.GzipFile(fileobj=raw) as fh:
+                yield fh  # type: ignore[misc]
+        else:
+            yield raw
+
+
+def _name(path: str | os.PathLike[str]) -> str:
+    return str(path).rstrip("/").rsplit("/", 1)[-1] if is_url(path) else Path(path).name
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
     """The reader a path needs: ``jsonl``, ``parquet``, ``csv`` or ``txtdir``.
 
-    >>> detect_format(Path("x.jsonl.gz"))
-    'jsonl'
+    >>> detect_format(Path("x.jsonl.gz")), detect_format("memory://dir/x.parquet")
+    ('jsonl', 'parquet')
     """
-    if path.is_dir():
+    if is_url(path):
+        fs, inner = _url_fs(str(path))
+        if fs.isdir(inner):
+            raise InputError(path, None, "a folder of .txt files must be a local path (mount the bucket)")
+    elif Path(path).is_dir():
         return "txtdir"
-    name = path.name.lower()
+    name = _name(path).lower()
     if name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz")):
         return "jsonl"
     if name.endswith((".parquet", ".pq")):
@@ -107,10 +172,9 @@ def detect_format(path: Path) -> str:
     raise InputError(path, None, "unknown input format: use .jsonl[.gz], .parquet, .csv[.gz] or a folder of .txt files")
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line of a JSONL(.gz) file."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rb") as fh:
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL(.gz) file (local path or URL)."""
+    with _open_binary(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -127,10 +191,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, obj
 
 
-def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    delimiter = "\t" if ".tsv" in path.name.lower() else ","
-    with opener(path, "rb") as fh:
+def _iter_csv(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    delimiter = "\t" if ".tsv" in _name(path).lower() else ","
+    with _open_binary(path) as fh:
         text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
         reader = csv.DictReader(text, delimiter=delimiter)
         try:
@@ -142,19 +205,20 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(path, reader.line_num, f"bad CSV: {exc}") from None
 
 
-def _iter_parquet(path: Path, fields: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _iter_parquet(path: str | os.PathLike[str], fields: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow.parquet as pq
 
-    try:
-        pf = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises several types for a corrupt file
-        raise InputError(path, None, f"not a readable Parquet file ({exc})") from None
-    present = [f for f in fields if f in pf.schema_arrow.names]
-    row = 0
-    for batch in pf.iter_batches(columns=present or None, batch_size=8192):
-        for rec in batch.to_pylist():
-            row += 1
-            yield row, rec
+    with _open_binary(path) if is_url(path) else nullcontext(path) as src:
+        try:
+            pf = pq.ParquetFile(src)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise InputError(path, None, f"not a readable Parquet file ({exc})") from None
+        present = [f for f in fields if f in pf.schema_arrow.names]
+        row = 0
+        for batch in pf.iter_batches(columns=present or None, batch_size=8192):
+            for rec in batch.to_pylist():
+                row += 1
+                yield row, rec
 
 
 def _iter_txtdir(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -169,8 +233,8 @@ def _iter_txtdir(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line or row number, record) for every record of a supported file or folder."""
-    p = Path(path)
-    if not p.exists():
+    p: str | Path = path if is_url(path) else Path(path)  # type: ignore[assignment]
+    if not source_exists(p):
         raise InputError(p, None, "no such file or folder")
     fmt = detect_format(p)
     if fmt == "jsonl":
@@ -179,7 +243,7 @@ def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None) 
         return _iter_csv(p)
     if fmt == "parquet":
         return _iter_parquet(p, fields or [])
-    return _iter_txtdir(p)
+    return _iter_txtdir(Path(p))
 
 
 def read_corpus(path: str | os.PathLike[str], text_field: str = "text", id_field: str = "id",
