@@ -49,3 +49,17 @@ def test_cli_match_prints_json(example_path, tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["leaked_fraction"] == 1.0 and out["n_queries"] == 300
+
+
+def test_cli_match_reads_both_collections_from_urls(example_path, tmp_path):
+    """The corpus side is usually in object storage: fsspec URLs give the local paths' matches."""
+    queries = [json.loads(line) for line in open(example_path)][:30]
+    qpath = _write(tmp_path / "q.jsonl", [{"id": q["id"], "text": q["text"]} for q in queries])
+    runner = CliRunner()
+    by_path = runner.invoke(app, ["match", str(qpath), str(example_path), "-o", str(tmp_path / "p"), "-q"])
+    by_url = runner.invoke(app, ["match", f"file://{qpath}", f"file://{example_path}", "-o", str(tmp_path / "u"),
+                                 "-q"])
+    assert by_path.exit_code == 0 and by_url.exit_code == 0, by_url.output
+    a = pq.read_table(tmp_path / "p" / "matches.parquet").to_pylist()
+    b = pq.read_table(tmp_path / "u" / "matches.parquet").to_pylist()
+    assert a == b and len(a) >= 30

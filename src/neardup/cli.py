@@ -250,8 +250,8 @@ def tune(
 
 @app.command()
 def match(
-    queries: Annotated[Path, typer.Argument(help="The collection to check (e.g. a test set), read whole.")],
-    corpus: Annotated[Path, typer.Argument(help="The collection to search (e.g. a training corpus), streamed.")],
+    queries: Annotated[str, typer.Argument(help="The collection to check (e.g. a test set), read whole; a path or an fsspec URL.")],
+    corpus: Annotated[str, typer.Argument(help="The collection to search (e.g. a training corpus), streamed; a path or an fsspec URL (s3://...).")],
     outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for matches.parquet and summary.json.")],
     method: MethodOpt = "minhash",
     model: ModelOpt = None,
