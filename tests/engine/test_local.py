@@ -49,9 +49,9 @@ def test_chunked_run_equals_in_memory_run(example_path, tmp_path, cfg):
 def test_chunked_run_over_many_tiles_equals_in_memory_run(example_path, tmp_path, monkeypatch, score):
     """Verification reads two document tiles at a time; with tiles of a few documents each, pairs span
     many tile pairs and partitions, and the output must not change."""
-    import neardup.engine.local as local
+    import neardup.engine.tiles as tiles
 
-    monkeypatch.setattr(local, "tile_budget", lambda *args: 1000)
+    monkeypatch.setattr(tiles, "tile_budget", lambda *args: 1000)
     cfg = DedupConfig(threshold=0.5).replace(verify__score=score)
     summary = run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=2, batch_docs=50, progress=False))
     assert summary["engine"]["tiles"] >= 10

@@ -43,8 +43,8 @@ from neardup.candidates.hamming import hamming_pairs
 from neardup.candidates.lsh import band_keys, optimal_bands_rows
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import ConfigError, DedupConfig, config_to_dict
-from neardup.engine.tiles import (load_tiles, pair_partition, plan_tiles, read_rows, save_tiles, score_tiled,
-                                  tile_budget)
+from neardup.engine.tiles import (load_tiles, pair_partition, partition_count, read_rows, score_tiled,
+                                  tiles_for_run)
 from neardup.engine.workdir import WorkDir, file_fingerprint, load_array, release, save_array, trim_heap
 from neardup.io.read import DEFAULT_MAX_CHARS, InputError, is_url, iter_documents, iter_records, source_exists
 from neardup.io.write import atomic_path, write_json
@@ -229,7 +229,7 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
     else:
         weighted = cfg.verify.score.startswith("weighted-")
         totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if weighted else None
-        s = score_tiled(root, left, right, cfg.verify.score, load_tiles(root, n), totals)
+        s = score_tiled(root, left, right, cfg.verify.score, load_tiles(root), totals)
     keep = s >= float(cfg.threshold) - 1e-12
     return left[keep], right[keep], s[keep], int(left.size)
 
@@ -439,25 +439,16 @@ class ChunkedRun:
         return load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
 
     def _spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
-        """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``
-        (``parts // tiles`` partitions per tile), so each partition's verification reads one left tile."""
+        """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each
+        partition's verification reads one left tile."""
         if left.size == 0:
             return
         codes = left.astype(np.int64) * n + right
-        part = pair_partition(left, self._tiles, parts // (len(self._tiles) - 1))
+        part = pair_partition(left, self._tiles, parts)
         for p in range(parts):
             sel = codes[part == p]
             if sel.size:
                 save_array(self.wd.pairs / f"{p:03d}-{tag}.npy", sel)
-
-    def _plan_tiles(self, sets: ShingleSets) -> np.ndarray:
-        """Document tiles for verification (planned once; kept for a resumed run)."""
-        path = self.wd.root / "tiles.npy"
-        if not path.exists():
-            weighted = self.config.verify.score.startswith("weighted-")
-            budget = tile_budget(self.engine.memory_limit, self.plan.workers, weighted)
-            save_tiles(self.wd.root, plan_tiles(np.asarray(sets.offsets), budget))
-        return load_tiles(self.wd.root, len(sets))
 
     def candidates(self) -> int:
         """Stage 4: candidate pairs spilled to disk by partition; returns the partition count."""
@@ -470,10 +461,10 @@ class ChunkedRun:
         workers = self.plan.workers
         parts = max(workers, int(math.ceil(n * 16 * 40 * workers / (self.engine.memory_limit * 0.3))))
         self.make_room(int(self.engine.memory_limit * 0.25))  # the band keys, in this process
-        self._tiles = self._plan_tiles(sets)
-        n_tiles = len(self._tiles) - 1
-        parts = n_tiles * max(1, math.ceil(parts / n_tiles))
-        self.counts.update(tiles=n_tiles)
+        self._tiles = tiles_for_run(self.wd.root, sets.offsets, self.engine.memory_limit, self.plan.workers,
+                                    cfg.verify.score)
+        parts = partition_count(parts, self._tiles)
+        self.counts.update(tiles=len(self._tiles) - 1)
         if self.wd.done("candidates"):
             return self._parts_written()
         t0 = time.perf_counter()

@@ -18,7 +18,8 @@ Stages (the work directory and its layout are the local engine's, see :mod:`near
    group emits exactly the pairs it emits on the whole band, star rule included.
 4. ``verify``: candidate pair codes are shuffled by the document tile of ``left``
    (``engine.tiles``; ``groupby().map_groups()``); each group is de-duplicated (counted for
-   ``collisions``) and scored from the work directory's shingle sets, two tiles at a time, so workers need the work directory on a shared filesystem (or one machine).
+   ``collisions``) and scored from the work directory's shingle sets, two tiles at a time, so
+   workers need the work directory on a shared filesystem (or one machine).
 5. ``cluster``: connected components by alternating large-star / small-star rounds (Kiveris et al.
    2014) over a Ray Data edge dataset until it stops changing; the driver then turns the star forest
    into labels and applies ``cluster._finalise`` (representative: longest text, then first seen).
@@ -49,7 +50,7 @@ from neardup.cluster import Clusters, _finalise, cluster_pairs
 from neardup.config import ConfigError, DedupConfig
 from neardup.engine.local import (ChunkedRun, EngineConfig, _batches, _map_shard, joined_sets, lsh_bands_rows,
                                   max_hamming_for, min_collisions_for, score_codes)
-from neardup.engine.tiles import pair_partition, plan_tiles, save_tiles, tile_budget
+from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import WorkDir, load_array
 from neardup.io.read import InputError, source_exists
 
@@ -171,8 +172,7 @@ def _bucket_pairs(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
         left, right = pairs_from_keys(keys, docs, max_group=spec["max_df"])
     else:
         left, right = pairs_from_keys(keys, docs)
-    part = pair_partition(left, spec["tiles"], spec["pair_parts"] // (len(spec["tiles"]) - 1))
-    return {"part": part, "code": left * spec["n"] + right}
+    return {"part": pair_partition(left, spec["tiles"], spec["pair_parts"]), "code": left * spec["n"] + right}
 
 
 def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -338,11 +338,9 @@ class RayRun(ChunkedRun):
         sizes = np.asarray(sets.sizes)
         n_docs = int((sizes > 0).sum())
         pair_parts = max(1, int(math.ceil(n * 16 * 40 / (self.engine.memory_limit * 0.3))), 2 * self._cpus)
-        weighted = cfg.verify.score.startswith("weighted-")
-        tiles = plan_tiles(np.asarray(sets.offsets), tile_budget(self.engine.memory_limit, self._cpus, weighted))
-        save_tiles(self.wd.root, tiles)
+        tiles = tiles_for_run(self.wd.root, sets.offsets, self.engine.memory_limit, self._cpus, cfg.verify.score)
         self.counts.update(tiles=len(tiles) - 1)
-        pair_parts = (len(tiles) - 1) * math.ceil(pair_parts / (len(tiles) - 1))
+        pair_parts = partition_count(pair_parts, tiles)
         spec: dict[str, Any] = {"root": str(self.wd.root), "n": n, "pair_parts": pair_parts, "tiles": tiles,
                                 "max_bucket": cfg.minhash.max_bucket, "max_df": cfg.ngram.max_df}
         if cfg.method == "minhash" and cfg.minhash.rule == "lsh":

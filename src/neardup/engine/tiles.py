@@ -13,11 +13,13 @@ to scoring on the whole arrays.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import numpy as np
 
+from neardup.engine.workdir import save_array
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
 
@@ -52,21 +54,33 @@ def tile_of(tiles: np.ndarray, docs: np.ndarray) -> np.ndarray:
     return np.searchsorted(tiles, docs, side="right") - 1
 
 
-def pair_partition(left: np.ndarray, tiles: np.ndarray, per_tile: int) -> np.ndarray:
-    """Partition of each candidate pair: ``per_tile`` partitions for each tile of the left document."""
-    return tile_of(tiles, left) * per_tile + left % per_tile
-
-
-def save_tiles(root: str | os.PathLike[str], tiles: np.ndarray) -> None:
-    from neardup.engine.workdir import save_array
-
-    save_array(Path(root) / "tiles.npy", tiles)
-
-
-def load_tiles(root: str | os.PathLike[str], n: int) -> np.ndarray:
-    """The tiles planned for the work directory ``root`` (one tile when none were planned)."""
+def tiles_for_run(root: str | os.PathLike[str], offsets: np.ndarray, memory_limit: int, workers: int,
+                  score: str) -> np.ndarray:
+    """The document tiles of the run in work directory ``root``: planned from the memory limit once
+    and kept there (a resumed run re-uses them, so its partitions stay the same)."""
     path = Path(root) / "tiles.npy"
-    return np.load(path) if path.exists() else np.array([0, n], dtype=np.int64)
+    if not path.exists():
+        budget = tile_budget(memory_limit, workers, score.startswith("weighted-"))
+        save_array(path, plan_tiles(np.asarray(offsets), budget))
+    return load_tiles(root)
+
+
+def load_tiles(root: str | os.PathLike[str]) -> np.ndarray:
+    """The tiles :func:`tiles_for_run` planned for the work directory ``root``."""
+    return np.load(Path(root) / "tiles.npy")
+
+
+def partition_count(parts: int, tiles: np.ndarray) -> int:
+    """At least ``parts`` pair partitions, the same whole number for every tile."""
+    n_tiles = len(tiles) - 1
+    return n_tiles * max(1, math.ceil(parts / n_tiles))
+
+
+def pair_partition(left: np.ndarray, tiles: np.ndarray, parts: int) -> np.ndarray:
+    """Partition of each candidate pair, of ``parts`` (from :func:`partition_count`): an equal share
+    of the partitions for each tile of the left document."""
+    per_tile = parts // (len(tiles) - 1)
+    return tile_of(tiles, left) * per_tile + left % per_tile
 
 
 def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:

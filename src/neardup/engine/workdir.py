@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.io.read import is_url, source_info
 from neardup.io.write import atomic_path, write_json
 
 
@@ -140,8 +141,6 @@ _MALLOC_TRIM: Any = None
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """What identifies an input for resume: its path, size and modification time (for a URL, what its
     store reports: size and modification time or ETag)."""
-    from neardup.io.read import is_url, source_info
-
     if is_url(path):
         return source_info(path)
     p = Path(path).resolve()
