@@ -97,6 +97,22 @@ def test_bad_store_urls_and_paths(tmp_path):
         open_store(f"sqlite:///{tmp_path}")
     with pytest.raises(StoreError, match="unknown option"):
         open_store(f"sqlite:///{tmp_path / 'x.db'}?journal=off")
+    with pytest.raises(StoreError, match="cache_mb must be a number of megabytes"):
+        open_store(f"sqlite:///{tmp_path / 'x.db'}?cache_mb=lots")
+    with pytest.raises(StoreError, match="cache_mb must be >= 0"):
+        open_store(f"sqlite:///{tmp_path / 'x.db'}?cache_mb=-1")
+
+
+def test_sqlite_page_cache_is_set_from_the_url(tmp_path):
+    default = open_store(f"sqlite:///{tmp_path / 'a.db'}")
+    small = open_store(f"sqlite:///{tmp_path / 'b.db'}?cache_mb=2")
+    try:
+        # PRAGMA cache_size < 0 is a size in KiB.
+        assert default.conn.execute("PRAGMA cache_size").fetchone()[0] == -256 * 1024
+        assert small.conn.execute("PRAGMA cache_size").fetchone()[0] == -2 * 1024
+    finally:
+        default.close()
+        small.close()
 
 
 @pytest.mark.postgres

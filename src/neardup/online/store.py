@@ -21,7 +21,10 @@ in a background thread every second (``?checkpoint_interval=0``: SQLite's automa
 insert pays for copying the log back into the database.
 
 URLs (:func:`open_store`): ``sqlite:///relative.db``, ``sqlite:////absolute/path.db`` (append
-``?synchronous=normal`` to trade machine-crash durability for speed; ``?checkpoint_interval=SECONDS``),
+``?synchronous=normal`` to trade machine-crash durability for speed; ``?checkpoint_interval=SECONDS``;
+``?cache_mb=MB``, the page cache of the connection, default 256: the key table of a million documents
+is about 1 GB, and SQLite's own default of 2 MB makes every look-up and insert read its B-tree pages
+from the operating system again),
 ``postgresql://user@host:port/db``
 (append ``?schema=name`` to use a schema other than ``neardup``), ``memory://`` (tests, tuning).
 """
@@ -46,6 +49,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 SCHEMA_VERSION = "1"
+DEFAULT_SQLITE_CACHE_MB = 256.0
 _PG_LOCK_ID = 0x6E64_6F6E  # advisory lock key: "ndon"
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -242,11 +246,13 @@ class SQLiteStore(Store):
     kind = "sqlite"
 
     def __init__(self, path: str | os.PathLike[str], synchronous: str = "full", timeout: float = 30.0,
-                 checkpoint_interval: float = 1.0) -> None:
+                 checkpoint_interval: float = 1.0, cache_mb: float = DEFAULT_SQLITE_CACHE_MB) -> None:
         if synchronous.lower() not in ("full", "normal", "extra"):
             raise StoreError(f"synchronous must be full, normal or extra, got {synchronous!r}")
         if not checkpoint_interval >= 0:
             raise StoreError(f"checkpoint_interval must be >= 0 seconds, got {checkpoint_interval!r}")
+        if not cache_mb >= 0:
+            raise StoreError(f"cache_mb must be >= 0 megabytes, got {cache_mb!r}")
         self.synchronous = synchronous.upper()
         self.checkpoint_interval = checkpoint_interval
         self._stop = threading.Event()
@@ -268,6 +274,7 @@ class SQLiteStore(Store):
             if str(mode).lower() != "wal":
                 raise StoreError(f"{self.location}: cannot switch the database to WAL mode (got {mode!r})")
             self.conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            self.conn.execute(f"PRAGMA cache_size={-int(cache_mb * 1024)}")  # negative: KiB, not pages
             self.conn.execute("PRAGMA foreign_keys=OFF")
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if tables and "documents" not in tables:
@@ -798,15 +805,18 @@ def open_store(url: str) -> Store:
             raise StoreError(f"bad SQLite URL {url!r}: use sqlite:///relative/path.db or sqlite:////absolute/path.db")
         path, _, query = rest[1:].partition("?")
         options = dict(parse_qsl(query))
-        unknown = set(options) - {"synchronous", "checkpoint_interval"}
+        unknown = set(options) - {"synchronous", "checkpoint_interval", "cache_mb"}
         if unknown:
             raise StoreError(f"bad SQLite URL {url!r}: unknown option(s) {', '.join(sorted(unknown))} "
-                             "(known: synchronous, checkpoint_interval)")
-        try:
-            interval = float(options.get("checkpoint_interval", 1.0))
-        except ValueError:
-            raise StoreError(f"bad SQLite URL {url!r}: checkpoint_interval must be a number of seconds") from None
-        return SQLiteStore(path, synchronous=options.get("synchronous", "full"), checkpoint_interval=interval)
+                             "(known: synchronous, checkpoint_interval, cache_mb)")
+        numbers = {}
+        for name, default, unit in (("checkpoint_interval", 1.0, "seconds"),
+                                    ("cache_mb", DEFAULT_SQLITE_CACHE_MB, "megabytes")):
+            try:
+                numbers[name] = float(options.get(name, default))
+            except ValueError:
+                raise StoreError(f"bad SQLite URL {url!r}: {name} must be a number of {unit}") from None
+        return SQLiteStore(path, synchronous=options.get("synchronous", "full"), **numbers)
     if url.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(url)
         query = parse_qsl(parts.query)
