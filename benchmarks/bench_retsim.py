@@ -2,16 +2,19 @@
 
 Run by hand from the repo root:
 
-    /work/venv/bin/python benchmarks/bench_retsim.py [--n 1000] [--data PATH] [--batch-size 8]
+    .venv/bin/python benchmarks/bench_retsim.py [--n 1000] [--data PATH] [--batch-size 2]
         [--threads N] [--intra-op-threads K] [--quantize] [--no-dedup] [--rounds 4]
         [--config bs=16,intra=2 --config quantize=1 ...]   # extra variants of ours, same run
 
-Reads ../shared/data/bbc_news/docs.jsonl and ../shared/data/reuters21578/docs.jsonl.gz (JSONL with
-"id","text"; skipped with a message where absent) or the --data files.  Both encoders embed the same
+Reads ../shared/data/bbc_news/docs.jsonl, ../shared/data/reuters_days/docs.jsonl and
+../shared/data/reuters21578/docs.jsonl.gz (JSONL with "id","text"; skipped with a message where
+absent) or the --data files.  Both encoders embed the same
 documents in the same process; the work is split into --rounds slices run alternately (unisim first
 on even rounds, ours first on odd ones) so load from other processes hits both alike.  Prints
 docs/s, chunks/s, speed-up over unisim (total and median per round), CPU ms per chunk, peak RSS
-during each encoder's runs (rise above the RSS before each run), min/mean cosine to unisim.
+during each encoder's runs (rise above the RSS before each run), min/mean cosine to unisim, and
+clustering agreement: adjusted Rand index between the clusters (connected components of cosine >=
+--threshold, neardup's retsim default 0.9) of each encoder's embeddings and of unisim's.
 """
 
 from __future__ import annotations
@@ -30,10 +33,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from neardup.candidates.vectors import range_pairs  # noqa: E402
+from neardup.cluster import connected_components  # noqa: E402
+from neardup.eval.metrics import adjusted_rand_index  # noqa: E402
 from neardup.represent.retsim import RETSimEncoder, chunk_count  # noqa: E402
 
 DEFAULT_DATA = [
     REPO.parent / "shared" / "data" / "bbc_news" / "docs.jsonl",
+    REPO.parent / "shared" / "data" / "reuters_days" / "docs.jsonl",
     REPO.parent / "shared" / "data" / "reuters21578" / "docs.jsonl.gz",
 ]
 
@@ -49,6 +56,13 @@ def read_texts(path: Path, n: int) -> list[str]:
             if len(texts) >= n:
                 break
     return texts
+
+
+def clusters(emb: np.ndarray, threshold: float) -> np.ndarray:
+    """Cluster label per row: connected components of the pairs with cosine >= threshold."""
+    emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    left, right, _ = range_pairs(emb.astype(np.float32), threshold)
+    return connected_components(len(emb), left, right)
 
 
 def reset_peak_rss() -> None:
@@ -100,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", action="append", default=[], help="extra 'ours' variant, e.g. bs=8,threads=1")
     ap.add_argument("--unisim-batch", type=int, default=128, help="TextSim batch_size (its default: 128)")
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--threshold", type=float, default=0.9, help="cosine threshold of the clustering-agreement ARI")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("BACKEND", "onnx")
@@ -107,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     from unisim import TextSim
 
     paths = args.data or DEFAULT_DATA
-    print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} n={args.n} rounds={args.rounds}")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"cpus={os.cpu_count()} load(1/5/15 min)={load} n={args.n} rounds={args.rounds}")
 
     t = time.perf_counter()
     unisim = TextSim(batch_size=args.unisim_batch, store_data=False)
@@ -168,8 +184,9 @@ def main(argv: list[str] | None = None) -> None:
 
         ref = np.concatenate(outs["unisim"])
         ref = ref / np.linalg.norm(ref, axis=1, keepdims=True)
+        ref_groups = clusters(ref, args.threshold)
         cols = ("docs/s", "chunks/s", "ratio", "med.r", "+peakMiB", "cpu-ms/ch")
-        print(f"{'encoder':34s} " + " ".join(f"{c:>9s}" for c in cols) + "  cosine min/mean")
+        print(f"{'encoder':34s} " + " ".join(f"{c:>9s}" for c in cols) + "  cosine min/mean       ARI(clusters)")
         for name in names:
             emb = np.concatenate(outs[name])
             cos = (emb * ref).sum(1)
@@ -178,8 +195,11 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{name:34s} {len(texts) / times[name]:9.1f} {n_chunks / times[name]:9.1f} {ratio:9.2f} {med:9.2f} "
                 f"{peaks[name]:9.0f} {1000 * cpu[name] / n_chunks:9.1f}  {cos.min():.6f} / {cos.mean():.6f}"
+                f"  {adjusted_rand_index(clusters(emb, args.threshold), ref_groups):.4f}"
             )
-    print(f"\nprocess peak RSS {rss_mib('VmHWM'):.0f} MiB (since last reset), load at end: {os.getloadavg()[0]:.1f}")
+        print(f"unisim clusters at cosine >= {args.threshold}: {len(set(ref_groups.tolist()))} for {len(texts)} docs")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nprocess peak RSS {rss_mib('VmHWM'):.0f} MiB (since last reset), load(1/5/15 min) at end: {load}")
     print("+peakMiB: largest rise of resident memory above its level before a run (arenas kept between runs)")
     print("cpu-ms/ch: CPU time (all threads, spinning included) per chunk; ratio/med.r: unisim time / ours")
 

@@ -163,6 +163,14 @@ def test_order_preserved_across_batching_windows_and_workers(ours, texts):
     np.testing.assert_allclose(got, ours[perm[:40]], atol=2e-5)
 
 
+def test_batch_composition_does_not_change_embeddings(encoder, texts, ours):
+    # a chunk's embedding must not depend on the chunks it was batched with (nor on a lone
+    # trailing chunk: onnxruntime computes a batch of one slightly differently)
+    assert encoder.batch_size == 2
+    for lo, hi in ((140, 143), (131, 132), (0, 5)):  # 131: 512 chars, 2 chunks
+        np.testing.assert_allclose(encoder.encode(texts[lo:hi]), ours[lo:hi], atol=1e-6)
+
+
 def test_chunks_average_to_document(encoder, texts, ours):
     sub = texts[130:150]
     chunks, offsets = encoder.encode_chunks(sub, keep_pad_chunks=True)

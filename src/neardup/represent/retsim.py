@@ -18,12 +18,23 @@ and ``text_embedder.py``):
   whose vector is already unit length to float32 precision; we always normalise).
 
 Speed (vs. unisim): binarisation is vectorised in NumPy (unisim builds Python lists per character);
-chunks are batched across documents in small batches (8: the (batch, 512, 512) attention tensors stay
-in cache); identical chunks (exact duplicates, boilerplate, padding-only chunks) are embedded once;
-one session with full graph optimisation and sequential execution serves one concurrent batch per
-core (single-threaded runs: no per-operator barriers).  Chunks are *not* sorted by length: the
-model's input is fixed at 512 positions and padding takes part in the computation (attention keys,
-mean pooling), so length never changes the cost or the batching of a chunk.
+chunks are batched across documents in very small batches (2: each chunk's (512, 512) attention
+tensors, 1 MiB apiece, stay in the per-core cache; single-threaded batches of 2 run ~12% faster per
+CPU-second than batches of 8 and ~20% faster than 32); identical chunks (exact duplicates,
+boilerplate, padding-only chunks) are embedded once; one session with full graph optimisation and
+sequential execution serves one concurrent batch per core (single-threaded runs: no per-operator
+barriers, no spinning).  Chunks are *not* sorted by length: the model's input is fixed at 512
+positions and padding takes part in the computation (attention keys and queries, generalised mean
+pooling), so length never changes the cost or the batching of a chunk.
+
+Cost floor: a chunk costs ~0.88 GFLOP (two gated-attention layers: 256->640 projections,
+512x512x128 scores, 512x512x256 attention-times-values, 256->256 outputs) and ~77% of the run time
+is already MLAS GEMM near this CPU's fp32 peak, so on a 2-core AVX2 machine (no VNNI) the fp32 model
+runs at ~80-85 chunks per CPU-second whatever the session settings; unisim runs the same file with
+onnxruntime's defaults.  Measured with ``benchmarks/bench_retsim.py`` (same run, alternating, on a
+shared 2-core machine): 1.2-1.4x unisim's ``TextSim.embed`` wall-clock throughput and 1.4-1.5x less
+CPU per chunk, not 2x; int8 (AVX2 ``vpmaddubsw``, no VNNI) is too lossy to reach unisim parity
+(see ``quantize``).
 """
 
 from __future__ import annotations
@@ -54,7 +65,7 @@ CHUNK_SIZE = 512
 LAST_CHUNK_MIN_SIZE = 256
 BITS = 24
 DIM = 256
-DEFAULT_BATCH_SIZE = 8  # chunks per onnxruntime call; 4-16 measured best on 2 cores (benchmarks/bench_retsim.py)
+DEFAULT_BATCH_SIZE = 2  # chunks per onnxruntime call; 2 measured best, 2-4 close, 8+ slower (bench_retsim.py)
 DEFAULT_WINDOW_CHUNKS = 4096  # chunks binarised/deduplicated together (4096 x 2 KiB of code points)
 _UNISIM_MODEL = ("embedder", "models", "text", "retsim", "v1.onnx")
 
@@ -142,6 +153,22 @@ def _dedup_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(unique, dtype=np.int64), inverse
 
 
+def _batches(n: int, bs: int) -> list[tuple[int, int]]:
+    """``(lo, hi)`` spans of ``bs`` rows; a lone trailing row joins the previous span.
+
+    onnxruntime takes another GEMM path for a batch of one chunk (results differ by ~2e-6), so
+    a chunk's embedding would depend on how many chunks it was embedded with; batches of 2 or
+    more agree exactly, whatever their size and neighbours.
+
+    >>> _batches(5, 2), _batches(4, 2), _batches(1, 2), _batches(3, 1)
+    ([(0, 2), (2, 5)], [(0, 2), (2, 4)], [(0, 1)], [(0, 1), (1, 2), (2, 3)])
+    """
+    spans = [(lo, min(lo + bs, n)) for lo in range(0, n, bs)]
+    if bs > 1 and len(spans) > 1 and spans[-1][1] - spans[-1][0] == 1:
+        spans[-2:] = [(spans[-2][0], n)]
+    return spans
+
+
 def _cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -154,16 +181,21 @@ class RETSimEncoder(Encoder):
 
     Args:
         model_path: the ``.onnx`` file; default: the one inside the installed ``unisim`` package.
-        batch_size: chunks per onnxruntime call (default 8; 4-16 measured best on 2 cores).
+        batch_size: chunks per onnxruntime call (default 2; measured per CPU-second on 2 cores,
+            single-threaded: 1: 79, 2: 84, 4: 81, 8: 75, 16: 70, 32: 69 chunks/s).
         num_threads: CPU threads in total; default: the CPUs this process may use.
         intra_op_threads: onnxruntime threads per ``run`` call (default 1).  ``num_threads //
             intra_op_threads`` batches run concurrently on the one session.  Measured on 2 cores,
             two concurrent single-threaded batches beat one two-threaded batch (no per-operator
             barriers; far more robust when other processes share the cores);
-            ``intra_op_threads=num_threads`` gives the classic one-batch-at-a-time setting.
+            ``intra_op_threads=num_threads`` gives the classic one-batch-at-a-time setting (its
+            thread pool does not spin: with another process on the cores, spinning cost ~20%).
         quantize: int8 weights (onnxruntime dynamic quantisation) for the three MatMuls that
             tolerate it.  Not the default: on 2 cores it is at most ~10% faster and document
             cosine to fp32 is only ~0.9987-0.9992 at worst (mean 0.9995), so not unisim parity.
+            Quantising all weight MatMuls is worse: per-channel s8 weights 0.917 (``vpmaddubsw``
+            saturation), with ``reduce_range`` 0.984, u8 weights 0.984 min document cosine, for only
+            1.1-1.23x speed on this AVX2 CPU.
         allow_empty: embed empty texts (as unisim does: the all-padding chunk) instead of raising.
         dedup: embed identical chunks once (exact duplicates, boilerplate, padding).
         window_chunks: chunks prepared and deduplicated together (bounds memory).
@@ -210,6 +242,8 @@ class RETSimEncoder(Encoder):
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.intra_op_threads > 1:  # spinning pool threads steal the cores of concurrent work
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         model: str | bytes = str(self.model_path)
         if self.quantize:
             model = _quantized_model_bytes(self.model_path)
@@ -303,12 +337,12 @@ class RETSimEncoder(Encoder):
         bs = int(batch_size or self.batch_size)
         out = np.empty((len(codepoints), DIM), dtype=np.float32)
 
-        def one(i: int) -> int:
-            batch = binarize(codepoints[i : i + bs])
-            out[i : i + len(batch)] = self._session.run([self._output], {self._input: batch})[0]
-            return len(batch)
+        def one(span: tuple[int, int]) -> int:
+            lo, hi = span
+            out[lo:hi] = self._session.run([self._output], {self._input: binarize(codepoints[lo:hi])})[0]
+            return hi - lo
 
-        starts = range(0, len(codepoints), bs)
+        starts = _batches(len(codepoints), bs)
         done = 0.0  # progress counts input chunks, deduplicated ones included
         for n in self._pool.map(one, starts) if self._pool is not None and len(starts) > 1 else map(one, starts):
             if pbar is not None:
