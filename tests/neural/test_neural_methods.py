@@ -37,10 +37,39 @@ def test_hybrid_is_at_least_as_good_as_its_parts_on_the_example(example):
     assert ari["hybrid"] >= max(ari["minhash"], ari["retsim"]) - 0.02, ari
 
 
-def test_tune_sweeps_the_hybrid_weight(example):
-    out = tune(example, None, DedupConfig(method="hybrid"), thresholds=[0.5, 0.6, 0.7])
-    assert out["params"]["hybrid_weight"] in (0.0, 0.25, 0.5, 0.75, 1.0)
+def test_tune_fits_the_hybrid_model_and_its_params_reproduce_the_result(example):
+    from neardup.eval.tune import config_for
+
+    out = tune(example, None, DedupConfig(method="hybrid"), thresholds=[0.1, 0.3, 0.5, 0.7])
+    params = out["params"]
+    assert params["hybrid_rule"] == "logistic" and len(params["hybrid_coef"]) == 5
+    assert params["hybrid_coef"][0] > 0  # the IDF-weighted overlap counts towards "duplicate"
     assert out["validation"]["ari"] == pytest.approx(max(t["ari"] for t in out["trials"]))
+    assert out["validation"]["ari"] >= 0.9
+    again = evaluate(example, config_for(DedupConfig(method="hybrid"), params))
+    assert again["ari"] == pytest.approx(out["validation"]["ari"])
+
+
+def test_hybrid_logistic_rule_end_to_end_on_a_tiny_corpus():
+    from neardup.io.read import Corpus
+    from neardup.pipeline import run
+
+    story = ("The central bank raised its main interest rate by a quarter point on Tuesday, citing stubborn "
+             "inflation in services and a tight labour market, and signalled that further increases were possible.")
+    other = ("Heavy rain flooded the lower town overnight; the river rose two metres above its usual level and "
+             "the fire brigade evacuated forty households from the streets nearest the old bridge.")
+    noisy = story.replace("e", "c", 6).replace("rn", "m").replace("l", "1", 3)
+    corpus = Corpus.from_texts([story, other, noisy, story + " More follows."])
+    # coefficients as fitted on a heavy-OCR validation split: the chunk and document cosines carry the noisy copy
+    ocr = DedupConfig(method="hybrid", threshold=0.5).replace(embed__hybrid_rule="logistic",
+                                                              embed__hybrid_coef=(1.2, 7.3, 13.6, 5.0, -20.5))
+    r = run(corpus, ocr)
+    assert r.groups() == [["0", "2", "3"]]
+    assert r.summary["params"]["hybrid_rule"] == "logistic" and len(r.summary["params"]["hybrid_coef"]) == 5
+    assert ((r.scores >= 0.5) & (r.scores <= 1.0)).all()
+    # the default (wire-data) model trusts n-gram overlap: the exact re-send is kept, the OCR copy is not
+    wire = run(corpus, ocr.replace(embed__hybrid_coef=None))
+    assert wire.groups() == [["0", "3"]]
 
 
 def test_hnsw_index_gives_the_same_clusters_as_flat_here(example):

@@ -6,7 +6,9 @@ The representation is computed once per data set; for each candidate-rule settin
 LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
 candidate pairs are found and scored once, then every verification threshold is a cheap filter
 followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the
-higher threshold); it is then run, unchanged, on the test set.
+higher threshold); it is then run, unchanged, on the test set. For ``hybrid`` the candidate pairs'
+features are computed once and a logistic model over them is fitted on the validation split's labels
+(:mod:`neardup.verify.hybrid`); the threshold is then swept over its probability.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tqdm.auto import tqdm
 from neardup.cluster import cluster_pairs
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
-from neardup.pipeline import DedupResult, Prepared, candidate_pairs, prepare
+from neardup.pipeline import DedupResult, Prepared, candidate_pairs, hybrid_pair_features, prepare
 
 DEFAULT_GRIDS: dict[str, list[float]] = {
     # Heavy OCR noise pushes the best n-gram threshold very low, so the grid starts at 0.01.
@@ -31,15 +33,16 @@ DEFAULT_GRIDS: dict[str, list[float]] = {
     "retsim": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
     "biencoder": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
-    "hybrid": [round(float(x), 3) for x in np.arange(0.30, 0.951, 0.025)] + [0.96, 0.97, 0.98, 0.99],
+    # hybrid: thresholds on the fitted model's probability; few positive pairs (a real wire day) give
+    # low probabilities, so the grid reaches 0.01.
+    "hybrid": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)]
+              + [0.96, 0.97, 0.98, 0.99],
     "rerank": [round(float(x), 3) for x in np.arange(0.05, 0.9951, 0.025)],
 }
-# Weight of the n-gram score; the ends (pure cosine, pure n-gram over the joint candidates) let the
-# validation split drop a score that does not help on this kind of data (RETSim on templated notices).
-HYBRID_WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 # Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
                               "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight",
+                              "hybrid_rule": "embed__hybrid_rule", "hybrid_coef": "embed__hybrid_coef",
                               "rerank_floor": "embed__rerank_floor"}
 LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 # Method rerank: bi-encoder cosine floors swept (those >= the configured rerank_floor, loosest first, so the
@@ -63,7 +66,7 @@ def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
     1
     """
     if base.method == "hybrid":
-        return [{"embed__hybrid_weight": w} for w in HYBRID_WEIGHTS]
+        return [{"embed__hybrid_rule": "logistic"}]  # coefficients fitted in sweep()
     if base.method == "rerank":
         floors = [f for f in RERANK_FLOORS if f > base.embed.rerank_floor + 1e-9]
         return [{"embed__rerank_floor": f} for f in [base.embed.rerank_floor, *floors]]
@@ -87,7 +90,10 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
     for setting in settings:
         loosest = base.replace(threshold=grid[0], **setting)
         t0 = time.perf_counter()
-        left, right, scores, info = candidate_pairs(prep, loosest)
+        if base.method == "hybrid":
+            left, right, scores, setting = _fit_hybrid(prep, data, loosest)
+        else:
+            left, right, scores, info = candidate_pairs(prep, loosest)
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
         for t in grid:
             keep = scores >= t - 1e-12
@@ -102,6 +108,47 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
             bar.update(1)
     bar.close()
     return trials
+
+
+def _fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Hybrid candidates scored by a logistic model fitted on ``data``'s labels; the setting carries its coefficients."""
+    from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, fit_logistic, logistic_scores
+
+    # candidates do not depend on the rule; the linear rule finds them without the partial score
+    left, right, _, _ = candidate_pairs(prep, config.replace(embed__hybrid_rule="linear"))
+    features = hybrid_pair_features(prep, config, left, right)
+    usable, y = pair_labels(data, left, right)
+    coef = fit_logistic(features[usable], y[usable]) or DEFAULT_HYBRID_COEF
+    return left, right, logistic_scores(features, coef), {"embed__hybrid_rule": "logistic",
+                                                           "embed__hybrid_coef": tuple(coef)}
+
+
+def pair_labels(data: LabelledData, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(usable, positive)`` per pair: cluster labels label every pair (same non-empty label = positive);
+    pair-labelled data label only the pairs it lists.
+
+    >>> from neardup.io.read import read_records
+    >>> c = read_records([{"id": str(i), "text": "x", "cluster": c} for i, c in enumerate(["a", "a", None, None])],
+    ...                  label_field="cluster")
+    >>> pair_labels(LabelledData(c), np.array([0, 2]), np.array([1, 3]))[1].tolist()
+    [True, False]
+    """
+    if data.pairs is None:
+        labels = data.corpus.labels
+        assert labels is not None
+        pos = np.fromiter((labels[a] is not None and labels[a] == labels[b]
+                           for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=left.size)
+        return np.ones(left.size, dtype=bool), pos
+    index = {doc_id: i for i, doc_id in enumerate(data.corpus.ids)}
+    gold = {}
+    for x, y, lab in data.pairs:
+        a, b = index[x], index[y]
+        gold[(min(a, b), max(a, b))] = bool(lab)
+    keys = [(min(a, b), max(a, b)) for a, b in zip(left.tolist(), right.tolist())]
+    usable = np.fromiter((k in gold for k in keys), dtype=bool, count=len(keys))
+    pos = np.fromiter((gold.get(k, False) for k in keys), dtype=bool, count=len(keys))
+    return usable, pos
 
 
 def best_trial(trials: list[Trial]) -> Trial:

@@ -47,11 +47,14 @@ def encoder_for(method: str, embed: EmbedConfig):  # type: ignore[no-untyped-def
 
 
 def embed_texts(texts: Sequence[str], config: DedupConfig, max_chars: int, progress: bool = False) -> Embeddings:
-    """Embed every text as the method needs (documents; plus chunks for ``retsim-partial``)."""
+    """Embed every text as the method needs (documents; plus chunks for ``retsim-partial`` and ``hybrid``).
+
+    With chunks, a document's vector is the normalised sum of its chunk vectors, as RETSim's own.
+    """
     clipped = [t[:max_chars] for t in texts]
     empty = np.fromiter((not t.strip() for t in clipped), dtype=bool, count=len(clipped))
     enc = encoder_for(config.method, config.embed)
-    if config.method == "retsim-partial":
+    if config.method in ("retsim-partial", "hybrid"):  # hybrid's learned rule uses the partial score
         chunks, offsets = enc.encode_chunks(clipped, progress=progress, allow_empty=True)
         counts = np.diff(offsets)
         docs = np.zeros((len(clipped), chunks.shape[1]), dtype=np.float32)
