@@ -28,6 +28,7 @@ MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram 
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.")]
 CrossModelOpt = Annotated[Optional[str], typer.Option("--cross-model", help="Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.")]
 RerankFloorOpt = Annotated[float, typer.Option("--rerank-floor", help="Method rerank: bi-encoder cosine a neighbour needs to be re-scored by the cross-encoder.")]
+HybridCoefOpt = Annotated[Optional[str], typer.Option("--hybrid-coef", help="Method hybrid: the learned rule's 5 coefficients (weighted overlap, cosine, partial, length ratio, intercept), comma-separated, as `neardup tune --method hybrid` prints them in params.hybrid_coef; default: the linear rule.")]
 KOpt = Annotated[int, typer.Option("--k", help="Neural methods: neighbours searched per document.")]
 IndexOpt = Annotated[str, typer.Option("--index", help="Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch).")]
 ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", "-t", help="Similarity threshold in (0, 1] (default: per method).")]
@@ -56,7 +57,7 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
                  bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
                  min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int,
                  model: str | None = None, k: int = 100, index: str = "flat", cross_model: str | None = None,
-                 rerank_floor: float = 0.8) -> DedupConfig:
+                 rerank_floor: float = 0.8, hybrid_coef: str | None = None) -> DedupConfig:
     """The :class:`DedupConfig` the command-line options describe."""
     from neardup.config import (ClusterConfig, EmbedConfig, MinHashConfig, ShingleConfig, SimHashConfig,
                                 VerifyConfig)
@@ -73,8 +74,24 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
                               min_collisions=min_collisions),
         verify=VerifyConfig(score="none" if method == "simhash" and verify == VerifyConfig().score else verify),
         cluster=ClusterConfig(algorithm=cluster, max_cluster_size=max_cluster_size or None),
-        embed=EmbedConfig(model=model, k=k, index=index, cross_model=cross_model, rerank_floor=rerank_floor),
+        embed=EmbedConfig(model=model, k=k, index=index, cross_model=cross_model, rerank_floor=rerank_floor,
+                          **_hybrid_options(hybrid_coef)),
     )
+
+
+def _hybrid_options(text: str | None) -> dict[str, object]:
+    """``--hybrid-coef`` as EmbedConfig fields (the learned rule with these coefficients).
+
+    >>> _hybrid_options("5.2, 1.2,1.5,-0.15,-6.7")["hybrid_coef"]
+    (5.2, 1.2, 1.5, -0.15, -6.7)
+    """
+    if text is None:
+        return {}
+    try:
+        coef = tuple(float(x) for x in text.replace("[", "").replace("]", "").split(","))
+    except ValueError:
+        raise ConfigError(f"--hybrid-coef must be 5 comma-separated numbers, got {text!r}") from None
+    return {"hybrid_rule": "logistic", "hybrid_coef": coef}
 
 
 @app.command()
@@ -85,6 +102,7 @@ def dedup(
     model: ModelOpt = None,
     cross_model: CrossModelOpt = None,
     rerank_floor: RerankFloorOpt = 0.8,
+    hybrid_coef: HybridCoefOpt = None,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -121,7 +139,8 @@ def dedup(
         from neardup.io.keep import kept_ids, write_kept
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor,
+                           hybrid_coef)
         engine = EngineConfig(memory_limit=parse_size(memory_limit), workers=workers, resume=resume,
                               work_dir=str(work_dir) if work_dir else None, keep_work=keep_work, progress=not quiet,
                               batch_docs=batch_docs)
@@ -163,6 +182,7 @@ def eval_cmd(
     model: ModelOpt = None,
     cross_model: CrossModelOpt = None,
     rerank_floor: RerankFloorOpt = 0.8,
+    hybrid_coef: HybridCoefOpt = None,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -190,7 +210,8 @@ def eval_cmd(
         from neardup.eval.loaders import load_any as load_labelled
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
-                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor)
+                           min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor,
+                           hybrid_coef)
         labelled = load_labelled(data, docs=docs, text_field=text_field, id_field=id_field)
         _print(evaluate(labelled, cfg, progress=not quiet and fmt != "json"), fmt)
 

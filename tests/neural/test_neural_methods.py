@@ -104,3 +104,17 @@ def test_match_with_retsim_finds_noisy_copies(example_path, tmp_path):
                               "-t", "0.9", "-f", "json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["leaked_fraction"] == 1.0
+
+
+def test_tuned_hybrid_coefficients_are_applied_from_the_command_line(example, example_path):
+    from neardup.eval.tune import config_for
+
+    out = tune(example, None, DedupConfig(method="hybrid"), thresholds=[0.1, 0.3, 0.5, 0.7])
+    coef = ",".join(str(c) for c in out["params"]["hybrid_coef"])
+    res = runner.invoke(app, ["eval", str(example_path), "--method", "hybrid", "--hybrid-coef", coef,
+                              "--threshold", str(out["params"]["threshold"]), "--format", "json", "-q"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert got["ari"] == pytest.approx(evaluate(example, config_for(DedupConfig(method="hybrid"), out["params"]))["ari"])
+    bad = runner.invoke(app, ["eval", str(example_path), "--method", "hybrid", "--hybrid-coef", "1,2,3"])
+    assert bad.exit_code == 2 and "hybrid_coef must be 5 numbers" in bad.output
