@@ -5,7 +5,7 @@ Run by hand (not part of the test suite)::
 
     /work/venv/bin/python benchmarks/bench_online.py [--n 100000] [--methods sketch,minhash]
         [--stores sqlite,postgresql] [--pg-dsn postgresql://...] [--queries 1000] [--max-seconds 120]
-        [--batch 500] [--workdir /tmp/neardup-bench-online] [--reuse] [--json OUT]
+        [--batch 500] [--workdir /tmp/neardup-bench-online] [--reuse] [--fill-only] [--json OUT]
 
 Corpus: Reuters-21578, 20 Newsgroups and BBC News texts (``$NEARDUP_SHARED_DATA`` or ../shared/data),
 pooled and shuffled (seeded), repeated with light keyboard noise (``neardup.eval.noise`` preset
@@ -214,6 +214,8 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/neardup-bench-online"))
     ap.add_argument("--reuse", action="store_true", help="keep a store that already holds N documents")
     ap.add_argument("--no-http", action="store_true", help="skip the HTTP latency runs")
+    ap.add_argument("--fill-only", action="store_true",
+                    help="only build the stores (time them later with --reuse, on an idle machine)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args()
@@ -250,6 +252,9 @@ def main() -> None:
             else:
                 # The timed inserts of an earlier run were added on top: start from a fresh copy instead.
                 print("  reusing the stored corpus", flush=True)
+            if args.fill_only:
+                results.append(row)
+                continue
             if kind == "sqlite":
                 db = args.workdir / f"bench_{method}_{args.n}.db"
                 work = args.workdir / f"work_{method}_{args.n}.db"
@@ -283,6 +288,8 @@ def main() -> None:
         args.json.write_text(json.dumps({"load_end": os.getloadavg(), "results": results}, indent=2))
     print("\nstore       method   ingest docs/s (per CPU s)  inproc p50/p99 ms (CPU p50/p99)  http p50/p99 ms")
     for r in results:
+        if "inproc" not in r:
+            continue
         ing = r.get("ingest", {})
         ing_s = f"{ing['docs_per_second']:.0f} ({ing['docs_per_cpu_second']:.0f})" if ing else "reused"
         i = r["inproc"]

@@ -15,6 +15,7 @@ from neardup.online.detector import (
     InvalidDocument,
     OnlineConfig,
 )
+from neardup.online.store import MemoryStore
 from neardup.online.verify import Scored, choose
 from neardup.text.normalize import normalize
 
@@ -100,6 +101,41 @@ def test_add_many_is_all_or_nothing(stores):
     answers = d.add_many([("x", OTHER), ("y", _noisy(OTHER)), ("z", THIRD, {"k": 1})])
     assert [a.status for a in answers] == ["original", "duplicate", "original"]
     assert answers[1].original_id == "x"  # later items see earlier items of the same batch
+
+
+def _stream(k: int) -> list[tuple[str, str]]:
+    """Stories, noisy and extended copies of them, and boilerplate shared by many documents."""
+    base = [STORY, OTHER, THIRD] + [_sentences(f"s{j}x", 3) for j in range(4)]
+    boiler = " Reporting by the wire desk; editing by the night staff. Copyright the agency."
+    out = []
+    for i in range(k):
+        text = base[i % len(base)]
+        if i % 3 == 1:
+            text = _noisy(text)
+        elif i % 3 == 2:
+            text = text + " " + _sentences(f"n{i}x", 1)
+        out.append((f"d{i}", text + boiler if i % 2 else text))
+    return out
+
+
+@pytest.mark.parametrize("config", [OnlineConfig(max_bucket=3), OnlineConfig.ours(max_bucket=2, update_rule=True)],
+                         ids=["sketch", "ours"])
+def test_a_batch_decides_exactly_as_one_add_at_a_time(stores, config):
+    docs = _stream(40)
+    one = Detector(MemoryStore(), config)
+    singles = [one.add(i, t) for i, t in docs]
+    d = Detector(stores.open(), config)
+    batched = d.add_many(docs[:7]) + d.add_many(docs[7:8]) + d.add_many(docs[8:])
+    fields = ("id", "status", "original_id", "matched_id", "score", "evidence", "update_of")
+    assert [[getattr(a, f) for f in fields] for a in batched] == [[getattr(a, f) for f in fields] for a in singles]
+    assert sum(a.is_duplicate for a in batched) >= 15  # the stream has duplicates to find
+    again = d.add_many([docs[3], docs[3], ("new", STORY), ("new", STORY)])  # re-sent, also within a batch
+    assert [a.created for a in again] == [False, False, True, False]
+    assert again[3].original_id == again[2].original_id == singles[0].original_id
+    with pytest.raises(ConflictError) as err:
+        d.add_many([("newer", OTHER), ("newer", THIRD)])
+    assert err.value.index == 1 and d.get("newer") is None
+    assert d.counts()["documents"] == 41
 
 
 def test_deleting_a_duplicate_keeps_the_cluster(stores):

@@ -17,7 +17,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from neardup.online.features import DocFeatures, first_distinct
-from neardup.online.store import Store
 from neardup.represent.minhash import signatures
 from neardup.text.shingle import ShingleSets
 
@@ -32,6 +31,15 @@ class Probe:
     extra: Any = None
 
 
+class KeyIndex(Protocol):
+    """Where key-based steps look keys up: a :class:`~neardup.online.store.Store`, or the detector's
+    view of one inside a write batch."""
+
+    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
+        """seq -> number of ``keys`` it shares (each key counting its ``per_key_limit`` newest documents)."""
+        ...
+
+
 class CandidateStep(Protocol):
     """The interface of a candidate step (see the module docstring)."""
 
@@ -41,7 +49,7 @@ class CandidateStep(Protocol):
         """Compute the document's keys (no store access; runs outside the write lock)."""
         ...
 
-    def candidates(self, probe: Probe, store: Store, limit: int) -> list[tuple[int, int]]:
+    def candidates(self, probe: Probe, store: KeyIndex, limit: int) -> list[tuple[int, int]]:
         """Up to ``limit`` stored documents ``(seq, votes)``, most votes first (ties: earliest first)."""
         ...
 
@@ -88,7 +96,7 @@ class _KeyStep:
     min_votes = 1
     max_bucket = 1000
 
-    def candidates(self, probe: Probe, store: Store, limit: int) -> list[tuple[int, int]]:
+    def candidates(self, probe: Probe, store: KeyIndex, limit: int) -> list[tuple[int, int]]:
         if probe.keys.size == 0:
             return []
         return rank_votes(store.lookup(probe.keys, self.max_bucket), self.min_votes, limit)

@@ -41,7 +41,7 @@ import hashlib
 import json
 import threading
 import time
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +52,7 @@ from neardup.candidates.lsh import optimal_bands_rows
 from neardup.config import ConfigError, NormalizeConfig
 from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep
 from neardup.online.features import DocFeatures, featurize, pack, prefix_fraction, sentence_sequences, unpack
-from neardup.online.store import DocRecord, Store, now_iso
+from neardup.online.store import DocRecord, Store, count_votes
 from neardup.online.verify import Scored, choose, evidence, prefix_of, update_reason
 from neardup.online.verify import overlap as overlap_score
 from neardup.represent.minhash import ALGORITHM as minhash_algorithm
@@ -324,6 +324,62 @@ class _Prepared:
     t0: float
 
 
+class _Batch:
+    """The store as one write transaction sees it: stored look-up keys read once, plus the documents
+    decided so far in the transaction (not yet written).
+
+    Answers ``lookup`` and ``fetch`` exactly as the store would if each document had been inserted
+    when it was decided, so a batch decides as a sequence of single adds does.
+    """
+
+    def __init__(self, store: Store, per_key_limit: int) -> None:
+        self.store = store
+        self.limit = per_key_limit
+        self.stored: dict[int, list[int]] = {}  # key -> stored seqs, newest first (at most `limit`)
+        self.added: dict[int, list[int]] = defaultdict(list)  # key -> this batch's seqs, oldest first
+        self.records: list[DocRecord] = []
+        self.keys: list[np.ndarray] = []
+        self.by_id: dict[str, DocRecord] = {}
+        self.by_seq: dict[int, DocRecord] = {}
+        self.fetched: dict[int, DocRecord] = {}
+
+    def preload(self, keys: np.ndarray | set[int]) -> set[int]:
+        """Read the stored buckets of the keys not read yet (one store call); returns the distinct keys."""
+        distinct = keys if isinstance(keys, set) else set(keys.tolist())
+        missing = [k for k in distinct if k not in self.stored]
+        if missing:
+            found = self.store.buckets(np.array(missing, dtype=np.int64), self.limit)
+            for k in missing:
+                self.stored[k] = found.get(k, [])
+        return distinct
+
+    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
+        """:meth:`Store.lookup` over the stored documents and this batch's."""
+        limit = min(per_key_limit, self.limit)
+        buckets = []
+        for k in self.preload(keys):
+            mine = self.added.get(k)
+            bucket = mine[::-1] + self.stored[k] if mine else self.stored[k]
+            buckets.append(bucket[:limit])
+        return count_votes(buckets)
+
+    def fetch(self, seqs: list[int]) -> dict[int, DocRecord]:
+        """:meth:`Store.fetch` over the stored documents and this batch's (stored ones read once)."""
+        need = [s for s in seqs if s not in self.by_seq and s not in self.fetched]
+        if need:
+            self.fetched.update(self.store.fetch(need))
+        return {s: rec for s in seqs if (rec := self.by_seq.get(s) or self.fetched.get(s)) is not None}
+
+    def add(self, rec: DocRecord, keys: np.ndarray) -> None:
+        """A document decided in this batch (visible to the later ones)."""
+        self.records.append(rec)
+        self.keys.append(keys)
+        self.by_id[rec.id] = rec
+        self.by_seq[rec.seq] = rec
+        for k in set(keys.tolist()):
+            self.added[k].append(rec.seq)
+
+
 class Detector:
     """Online near-duplicate detection over a :class:`~neardup.online.store.Store`.
 
@@ -388,13 +444,7 @@ class Detector:
         The answer is returned only after the document is durably stored.
         """
         t0 = time.perf_counter()
-        prep = self._prepare(doc_id, text, metadata, None, t0)
-        with self._lock:
-            with self.store.transaction():
-                answer = self._decide_and_store(prep)
-            answer.latency_ms = (time.perf_counter() - t0) * 1000
-            self._count(answer)
-        return answer
+        return self._add([self._prepare(doc_id, text, metadata, None, t0)], t0)[0]
 
     def add_many(self, docs: Iterable[Mapping[str, Any] | tuple[str, str] | tuple[str, str, Mapping[str, Any]]]
                  ) -> list[Answer]:
@@ -402,7 +452,10 @@ class Detector:
 
         Each item is ``{"id", "text", "metadata"?}`` or ``(id, text[, metadata])``. An invalid item
         raises :class:`InvalidDocument` and a conflicting id :class:`ConflictError` (naming the item);
-        nothing is stored then. Each answer's latency is the time from the call to the commit.
+        nothing is stored then. Each document is decided against everything before it, earlier
+        items of the batch included, exactly as by one :meth:`add` each; the batch only saves work
+        (one read of the look-up keys, one write of the new rows). Each answer's latency is the
+        time from the call to the commit.
         """
         t0 = time.perf_counter()
         prepared = []
@@ -416,11 +469,12 @@ class Detector:
             else:
                 doc_id, text, *rest = item
                 prepared.append(self._prepare(doc_id, text, rest[0] if rest else None, i, t0))
-        answers = []
+        return self._add(prepared, t0)
+
+    def _add(self, prepared: list[_Prepared], t0: float) -> list[Answer]:
         with self._lock:
             with self.store.transaction():
-                for prep in prepared:
-                    answers.append(self._decide_and_store(prep))
+                answers = self._decide_batch(prepared)
             done = (time.perf_counter() - t0) * 1000
             for answer in answers:
                 answer.latency_ms = done  # every answer of a batch waits for the batch's commit
@@ -435,22 +489,43 @@ class Detector:
         self.stats["duplicates"] += answer.is_duplicate
         self.latencies.append(answer.latency_ms)
 
-    def _decide_and_store(self, prep: _Prepared) -> Answer:
+    def _decide_batch(self, prepared: list[_Prepared]) -> list[Answer]:
+        """Decide and store ``prepared`` in order (inside the write transaction)."""
+        existing = self.store.get_many([p.doc_id for p in prepared])
+        fresh = [p for p in prepared if p.doc_id not in existing]
+        batch = _Batch(self.store, getattr(self.step, "max_bucket", self.config.max_bucket))
+        if fresh:
+            batch.preload(np.concatenate([p.probe.keys for p in fresh]))
+        seqs = iter(self.store.reserve(len({p.doc_id for p in fresh})) if fresh else ())
+        answers = []
+        for prep in prepared:
+            earlier = existing.get(prep.doc_id) or batch.by_id.get(prep.doc_id)
+            if earlier is not None:  # re-submitted, before or earlier in this batch
+                if earlier.text_hash == prep.text_hash:
+                    answers.append(Answer.from_record(earlier, created=False))
+                    continue
+                self.stats["conflicts"] += 1
+                raise ConflictError(prep.doc_id, prep.index)
+            rec = self._decide(prep, batch)
+            rec.seq = next(seqs)
+            batch.add(rec, prep.probe.keys)
+            self.step.on_added(rec.seq, prep.probe)
+            answers.append(Answer.from_record(rec, created=True))
+        if batch.records:
+            self.store.insert_many(batch.records, batch.keys)
+        return answers
+
+    def _decide(self, prep: _Prepared, batch: _Batch) -> DocRecord:
+        """The record of a new document: a duplicate of the best verified candidate, or an original."""
         cfg = self.config
-        existing = self.store.get(prep.doc_id)
-        if existing is not None:
-            if existing.text_hash == prep.text_hash:
-                return Answer.from_record(existing, created=False)
-            self.stats["conflicts"] += 1
-            raise ConflictError(prep.doc_id, prep.index)
         feats = prep.features
         match: Scored | None = None
         updated: Scored | None = None
         records: dict[int, DocRecord] = {}
-        new_prefix = np.empty(0, dtype=np.uint64)
+        prefixes: dict[int, np.ndarray] = {}
         if not feats.empty:
-            ranked = self.step.candidates(prep.probe, self.store, cfg.top_candidates)
-            records = self.store.fetch([s for s, _ in ranked])
+            ranked = self.step.candidates(prep.probe, batch, cfg.top_candidates)
+            records = batch.fetch([s for s, _ in ranked])
             new_prefix = prefix_of(feats.seq, feats.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
             scored = []
             stored = {}
@@ -459,8 +534,8 @@ class Detector:
                 if rec is None or rec.features is None:
                     continue  # deleted meanwhile (an external index may lag)
                 old = stored[seq] = unpack(rec.features)
-                old_prefix = prefix_of(old.seq, old.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
-                scored.append(Scored(seq, votes, overlap_score(new_prefix, old_prefix)))
+                prefixes[seq] = prefix_of(old.seq, old.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
+                scored.append(Scored(seq, votes, overlap_score(new_prefix, prefixes[seq])))
             if cfg.update_rule:
                 sentences: list[np.ndarray] | None = None
                 for cand in scored:
@@ -471,25 +546,20 @@ class Detector:
                         cand.update = update_reason(feats, sentences, stored[cand.seq], cfg.update_min_numbers,
                                                     cfg.update_min_sentences, cfg.update_sentence_shared)
             match, updated = choose(scored, cfg.r_overlap)
-        now = now_iso()
         if match is not None:
             old_rec = records[match.seq]
-            old = unpack(old_rec.features)  # type: ignore[arg-type]
-            old_prefix = prefix_of(old.seq, old.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
-            ev = evidence(feats.tokens, feats.seq, _prefix_len(feats, cfg), old_prefix, cfg.n,
+            ev = evidence(feats.tokens, feats.seq, _prefix_len(feats, cfg), prefixes[match.seq], cfg.n,
                           cfg.evidence_snippets)
             rec = DocRecord(seq=0, id=prep.doc_id, status="duplicate", original_id=old_rec.original_id,
                             matched_id=old_rec.id, score=round(float(match.score), 6), evidence=ev,
-                            update_of=None, metadata=prep.metadata, created_at=now, text_hash=prep.text_hash)
+                            update_of=None, metadata=prep.metadata, text_hash=prep.text_hash)
         else:
             rec = DocRecord(seq=0, id=prep.doc_id, status="original", original_id=prep.doc_id,
                             update_of=records[updated.seq].id if updated is not None else None,
-                            metadata=prep.metadata, created_at=now, text_hash=prep.text_hash)
+                            metadata=prep.metadata, text_hash=prep.text_hash)
         rec.text = prep.text if cfg.store_text else None
         rec.features = pack(feats)
-        rec.seq = self.store.insert(rec, prep.probe.keys)
-        self.step.on_added(rec.seq, prep.probe)
-        return Answer.from_record(rec, created=True)
+        return rec
 
     # -- reading and deleting -------------------------------------------------------------------
 

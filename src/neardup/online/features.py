@@ -86,8 +86,8 @@ def number_hashes(text: str) -> np.ndarray:
     >>> number_hashes("the b0ard met 1ater"), number_hashes("$5m in the 1980s").size
     (array([], dtype=uint64), 2)
     """
-    found = {m.group(1).replace(",", "") for m in _NUMBER_RE.finditer(text)
-             if m.group(2).lower() in _NUMBER_SUFFIXES}
+    found = {number.replace(",", "") for number, suffix in _NUMBER_RE.findall(text)
+             if not suffix or suffix.lower() in _NUMBER_SUFFIXES}
     if not found:
         return _EMPTY
     return np.unique(np.array([xxhash.xxh3_64_intdigest(s.encode()) for s in found], dtype=np.uint64))

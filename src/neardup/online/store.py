@@ -39,7 +39,7 @@ import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,6 +117,32 @@ def blob_to_keys(blob: bytes | None) -> np.ndarray:
     return np.frombuffer(bytes(blob), dtype="<i8").astype(np.int64)
 
 
+def count_votes(buckets: Iterable[Sequence[int]]) -> dict[int, int]:
+    """seq -> in how many of ``buckets`` it appears.
+
+    >>> count_votes([[3, 1], [3], [2]])
+    {3: 2, 1: 1, 2: 1}
+    """
+    votes: dict[int, int] = defaultdict(int)
+    for bucket in buckets:
+        for seq in bucket:
+            votes[seq] += 1
+    return dict(votes)
+
+
+def key_rows(records: Sequence[DocRecord], keys: Sequence[np.ndarray]) -> list[tuple[int, int]]:
+    """The ``(key, seq)`` rows of new documents, each document's keys once, sorted by key
+    (neighbouring rows land on the same index pages).
+
+    >>> r = [DocRecord(seq=7, id="a", status="original", original_id="a")]
+    >>> key_rows(r, [np.array([5, -2, 5], dtype=np.int64)])
+    [(-2, 7), (5, 7)]
+    """
+    rows = [(k, rec.seq) for rec, ks in zip(records, keys, strict=True) for k in set(ks.tolist())]
+    rows.sort()
+    return rows
+
+
 class Store(ABC):
     """The interface every store implements (all methods are called under the detector's lock)."""
 
@@ -140,20 +166,39 @@ class Store(ABC):
         """The document with this id (``payload``: with text, features and keys), or None."""
 
     @abstractmethod
+    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        """The stored documents among ``doc_ids`` (without payload), by id; absent ids are left out."""
+
+    @abstractmethod
     def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
         """Documents by arrival number, with their verification data (missing ones are left out)."""
 
     @abstractmethod
-    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
-        """For each stored document sharing keys with ``keys``: seq -> number of shared keys.
+    def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
+        """For each of ``keys`` that stored documents have: their seqs, newest first.
 
-        Each key contributes at most ``per_key_limit`` documents (the most recent ones), so a key
-        shared by thousands of documents (boilerplate) cannot make a look-up slow.
+        Each key gives at most ``per_key_limit`` documents (the most recent ones), so a key shared
+        by thousands of documents (boilerplate) cannot make a look-up slow.
         """
 
+    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
+        """For each stored document sharing keys with ``keys``: seq -> number of shared keys
+        (each key counting at most ``per_key_limit`` documents, as in :meth:`buckets`)."""
+        return count_votes(self.buckets(keys, per_key_limit).values())
+
     @abstractmethod
+    def reserve(self, n: int) -> list[int]:
+        """``n`` new arrival numbers, ascending and above every number ever used (inside a transaction)."""
+
+    @abstractmethod
+    def insert_many(self, records: Sequence[DocRecord], keys: Sequence[np.ndarray]) -> None:
+        """Store new documents (their ``seq`` from :meth:`reserve`) and their keys (inside a transaction)."""
+
     def insert(self, record: DocRecord, keys: np.ndarray) -> int:
-        """Store a new document and its keys (inside a transaction); returns its seq."""
+        """Store one new document and its keys (inside a transaction); returns its seq."""
+        record = replace(record, seq=self.reserve(1)[0])
+        self.insert_many([record], [keys])
+        return record.seq
 
     @abstractmethod
     def remove(self, record: DocRecord) -> None:
@@ -217,6 +262,7 @@ CREATE TABLE IF NOT EXISTS keys (key INTEGER NOT NULL, seq INTEGER NOT NULL, PRI
 _COLUMNS = ("seq, id, status, original_id, matched_id, score, update_of, evidence, metadata, created_at, "
             "text_hash")
 _PAYLOAD = ", text, features, keys"
+_SQLITE_MAX_VARS = 900  # bound parameters per statement (SQLite builds before 3.32 allow 999)
 
 
 def _sqlite_errors(method: _F) -> _F:
@@ -264,6 +310,7 @@ class SQLiteStore(Store):
         if not self.path.parent.exists():
             raise StoreError(f"{self.location}: folder {self.path.parent} does not exist")
         self._tx_lock = threading.RLock()
+        self._reserved = 0  # the largest seq reserve() handed out in the current transaction
         try:
             self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
                                         timeout=timeout)
@@ -334,6 +381,7 @@ class SQLiteStore(Store):
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
+            self._reserved = 0
             try:
                 yield
             except BaseException:
@@ -371,39 +419,56 @@ class SQLiteStore(Store):
         return None if row is None else self._record(row, payload)
 
     @_sqlite_errors
-    def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
-        if not seqs:
-            return {}
-        marks = ",".join("?" * len(seqs))
-        rows = self.conn.execute(f"SELECT {_COLUMNS}{_PAYLOAD} FROM documents WHERE seq IN ({marks})",
-                                 [int(s) for s in seqs]).fetchall()
-        return {row[0]: self._record(row, True) for row in rows}
+    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        out: dict[str, DocRecord] = {}
+        ids = list(dict.fromkeys(doc_ids))
+        for start in range(0, len(ids), _SQLITE_MAX_VARS):
+            part = ids[start: start + _SQLITE_MAX_VARS]
+            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(part))})",
+                                     part).fetchall()
+            out.update((row[1], self._record(row, False)) for row in rows)
+        return out
 
     @_sqlite_errors
-    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
-        votes: dict[int, int] = defaultdict(int)
+    def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
+        out: dict[int, DocRecord] = {}
+        wanted = [int(s) for s in dict.fromkeys(seqs)]
+        for start in range(0, len(wanted), _SQLITE_MAX_VARS):
+            part = wanted[start: start + _SQLITE_MAX_VARS]
+            rows = self.conn.execute(f"SELECT {_COLUMNS}{_PAYLOAD} FROM documents WHERE seq IN "
+                                     f"({','.join('?' * len(part))})", part).fetchall()
+            out.update((row[0], self._record(row, True)) for row in rows)
+        return out
+
+    @_sqlite_errors
+    def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
+        # One indexed range read per key: in-process, cheaper than any single statement over all keys.
+        out: dict[int, list[int]] = {}
         cur = self.conn.cursor()
         for key in np.unique(keys).tolist():
-            for (seq,) in cur.execute("SELECT seq FROM keys WHERE key = ? ORDER BY seq DESC LIMIT ?",
-                                      (key, per_key_limit)):
-                votes[seq] += 1
-        return dict(votes)
+            seqs = [seq for (seq,) in cur.execute("SELECT seq FROM keys WHERE key = ? ORDER BY seq DESC LIMIT ?",
+                                                  (key, per_key_limit))]
+            if seqs:
+                out[key] = seqs
+        return out
 
     @_sqlite_errors
-    def insert(self, record: DocRecord, keys: np.ndarray) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO documents (id, text, text_hash, status, original_id, matched_id, score, update_of, evidence, "
-            "metadata, created_at, features, keys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record.id, record.text, record.text_hash, record.status, record.original_id, record.matched_id,
-             record.score, record.update_of, json.dumps(record.evidence, ensure_ascii=False),
-             json.dumps(record.metadata, ensure_ascii=False), record.created_at, record.features,
-             keys_to_blob(keys)))
-        seq = int(cur.lastrowid)  # type: ignore[arg-type]
-        uniq = np.unique(keys)
-        if uniq.size:
-            self.conn.executemany("INSERT OR IGNORE INTO keys (key, seq) VALUES (?, ?)",
-                                  [(k, seq) for k in uniq.tolist()])
-        return seq
+    def reserve(self, n: int) -> list[int]:
+        # AUTOINCREMENT keeps the largest seq ever used in sqlite_sequence (deleted ones are never reused).
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'documents'").fetchone()
+        first = max(int(row[0]) if row else 0, self._reserved) + 1
+        self._reserved = first + n - 1
+        return list(range(first, first + n))
+
+    @_sqlite_errors
+    def insert_many(self, records: Sequence[DocRecord], keys: Sequence[np.ndarray]) -> None:
+        self.conn.executemany(
+            "INSERT INTO documents (seq, id, text, text_hash, status, original_id, matched_id, score, update_of, "
+            "evidence, metadata, created_at, features, keys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(r.seq, r.id, r.text, r.text_hash, r.status, r.original_id, r.matched_id, r.score, r.update_of,
+              json.dumps(r.evidence, ensure_ascii=False), json.dumps(r.metadata, ensure_ascii=False), r.created_at,
+              r.features, keys_to_blob(k)) for r, k in zip(records, keys, strict=True)])
+        self.conn.executemany("INSERT OR IGNORE INTO keys (key, seq) VALUES (?, ?)", key_rows(records, keys))
 
     @_sqlite_errors
     def remove(self, record: DocRecord) -> None:
@@ -565,6 +630,12 @@ class PostgresStore(Store):
         row = self._q(f"SELECT {cols} FROM documents WHERE id = %s", (doc_id,)).fetchone()
         return None if row is None else self._record(row, payload)
 
+    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        if not doc_ids:
+            return {}
+        rows = self._q(f"SELECT {_COLUMNS} FROM documents WHERE id = ANY(%s)", (list(doc_ids),)).fetchall()
+        return {row[1]: self._record(row, False) for row in rows}
+
     def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
         if not seqs:
             return {}
@@ -572,29 +643,44 @@ class PostgresStore(Store):
                        ([int(s) for s in seqs],)).fetchall()
         return {row[0]: self._record(row, True) for row in rows}
 
-    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
+    def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
         uniq = np.unique(keys).tolist()
         if not uniq:
             return {}
         rows = self._q(
-            "SELECT k.seq, COUNT(*) FROM unnest(%s::bigint[]) AS q(key) CROSS JOIN LATERAL "
-            "(SELECT seq FROM keys WHERE keys.key = q.key ORDER BY seq DESC LIMIT %s) AS k GROUP BY k.seq",
+            "SELECT q.key, k.seq FROM unnest(%s::bigint[]) AS q(key) CROSS JOIN LATERAL "
+            "(SELECT seq FROM keys WHERE keys.key = q.key ORDER BY seq DESC LIMIT %s) AS k",
             (uniq, per_key_limit)).fetchall()
-        return {int(s): int(c) for s, c in rows}
+        out: dict[int, list[int]] = defaultdict(list)
+        for key, seq in rows:
+            out[int(key)].append(int(seq))
+        for seqs in out.values():
+            seqs.sort(reverse=True)
+        return dict(out)
 
-    def insert(self, record: DocRecord, keys: np.ndarray) -> int:
+    def reserve(self, n: int) -> list[int]:
+        # The serial's sequence only grows; under the write lock one statement's values are the next n.
+        rows = self._q("SELECT nextval(pg_get_serial_sequence('documents', 'seq')) FROM generate_series(1, %s)",
+                       (n,)).fetchall()
+        return sorted(int(r[0]) for r in rows)
+
+    def insert_many(self, records: Sequence[DocRecord], keys: Sequence[np.ndarray]) -> None:
         from psycopg.types.json import Jsonb
 
-        # One round trip: the document row and its keys (a data-modifying CTE).
-        seq = self._q(
-            "WITH d AS (INSERT INTO documents (id, text, text_hash, status, original_id, matched_id, score, update_of, "
-            "evidence, metadata, created_at, features, keys) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "RETURNING seq), k AS (INSERT INTO keys (key, seq) SELECT unnest(%s::bigint[]), d.seq FROM d "
-            "ON CONFLICT DO NOTHING) SELECT seq FROM d",
-            (record.id, record.text, record.text_hash, record.status, record.original_id, record.matched_id,
-             record.score, record.update_of, Jsonb(record.evidence), Jsonb(record.metadata),
-             record.created_at, record.features, keys_to_blob(keys), np.unique(keys).tolist())).fetchone()[0]
-        return int(seq)
+        try:  # COPY: one stream per table instead of a statement per row
+            with self.conn.cursor() as cur:
+                with cur.copy("COPY documents (seq, id, text, text_hash, status, original_id, matched_id, score, "
+                              "update_of, evidence, metadata, created_at, features, keys) FROM STDIN") as copy:
+                    for r, k in zip(records, keys, strict=True):
+                        copy.write_row((r.seq, r.id, r.text, r.text_hash, r.status, r.original_id, r.matched_id,
+                                        r.score, r.update_of, Jsonb(r.evidence), Jsonb(r.metadata), r.created_at,
+                                        r.features, keys_to_blob(k)))
+                with cur.copy("COPY keys (key, seq) FROM STDIN") as copy:
+                    copy.write("".join(f"{k}\t{s}\n" for k, s in key_rows(records, keys)))
+        except self._psycopg.errors.UniqueViolation:
+            raise
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.location}: PostgreSQL error: {str(exc).strip()}") from None
 
     def remove(self, record: DocRecord) -> None:
         blob = record.keys if record.keys is not None else self._q(
@@ -706,36 +792,41 @@ class MemoryStore(Store):
             rec.text = rec.features = rec.keys = None
         return rec
 
+    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        return {i: rec for i in doc_ids if (rec := self.get(i)) is not None}
+
     def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
         return {s: replace(self._by_seq[s]) for s in seqs if s in self._by_seq}
 
-    def lookup(self, keys: np.ndarray, per_key_limit: int) -> dict[int, int]:
-        votes: dict[int, int] = defaultdict(int)
+    def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
+        out = {}
         for key in np.unique(keys).tolist():
             bucket = self._keys.get(key)
             if bucket:
-                for seq in bucket[-per_key_limit:]:
-                    votes[seq] += 1
-        return dict(votes)
+                out[key] = bucket[::-1][:per_key_limit]
+        return out
 
-    def insert(self, record: DocRecord, keys: np.ndarray) -> int:
-        seq = self._next
-        self._next += 1
-        rec = replace(record, seq=seq, keys=keys_to_blob(keys))
-        self._by_id[rec.id] = rec
-        self._by_seq[seq] = rec
-        uniq = np.unique(keys).tolist()
-        for k in uniq:
-            self._keys[k].append(seq)
+    def reserve(self, n: int) -> list[int]:
+        first = self._next
+        self._next += n
+        return list(range(first, first + n))
 
-        def undo() -> None:
-            self._by_id.pop(rec.id, None)
-            self._by_seq.pop(seq, None)
+    def insert_many(self, records: Sequence[DocRecord], keys: Sequence[np.ndarray]) -> None:
+        for record, ks in zip(records, keys, strict=True):
+            rec = replace(record, keys=keys_to_blob(ks))
+            self._by_id[rec.id] = rec
+            self._by_seq[rec.seq] = rec
+            uniq = np.unique(ks).tolist()
             for k in uniq:
-                self._keys[k].remove(seq)
+                self._keys[k].append(rec.seq)
 
-        self._log(undo)
-        return seq
+            def undo(rec: DocRecord = rec, uniq: list[int] = uniq) -> None:
+                self._by_id.pop(rec.id, None)
+                self._by_seq.pop(rec.seq, None)
+                for k in uniq:
+                    self._keys[k].remove(rec.seq)
+
+            self._log(undo)
 
     def remove(self, record: DocRecord) -> None:
         rec = self._by_seq.get(record.seq)
