@@ -245,16 +245,18 @@ def _save_npz(path: Path, **arrays: np.ndarray) -> None:
             np.savez(fh, **arrays)
 
 
-def _pool(workers: int) -> ProcessPoolExecutor | _InlineExecutor:
-    """Worker processes for CPU-bound stages, started by a fork server: never a plain fork of this
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes for CPU-bound work, started by a fork server: never a plain fork of this
     process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
-    deadlock it. One worker runs inline. As with any ``multiprocessing`` use, a script that calls the
-    chunked engine must guard its entry point with ``if __name__ == "__main__":``.
+    deadlock it. As with any ``multiprocessing`` use, a script that calls it (or the chunked engine)
+    must guard its entry point with ``if __name__ == "__main__":``.
     """
-    if workers <= 1:
-        return _InlineExecutor()
-    ctx = multiprocessing.get_context("forkserver")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+
+
+def _pool(workers: int) -> ProcessPoolExecutor | _InlineExecutor:
+    """The chunked engine's workers (:func:`process_pool`); one worker runs inline."""
+    return _InlineExecutor() if workers <= 1 else process_pool(workers)
 
 
 def _batches(path: str | Path, text_field: str, id_field: str, on_error: str, batch_docs: int,

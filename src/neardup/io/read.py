@@ -286,16 +286,18 @@ class Document:
     id: str
     text: str
     label: str | None = None
+    extra: dict[str, Any] | None = None  # the record's other fields, when asked for
 
 
 def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
                    text_field: str = "text", id_field: str = "id", on_error: str = "raise",
                    skipped: list[dict[str, Any]] | None = None, label_field: str | None = None,
-                   id_hashes: bool = False) -> Iterator[Document]:
+                   id_hashes: bool = False, extra: bool = False) -> Iterator[Document]:
     """Validate records one by one (streaming), applying the rules of the module docstring.
 
     Duplicate ids are found with a set of the ids seen (or, with ``id_hashes``, of their 64-bit
-    XXH3 hashes: 8 bytes a document, for corpora too large to hold every id).
+    XXH3 hashes: 8 bytes a document, for corpora too large to hold every id). ``extra``: keep each
+    record's other fields in :attr:`Document.extra`.
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
@@ -318,7 +320,8 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
         label = None
         if label_field is not None and rec.get(label_field) is not None:
             label = str(rec[label_field])
-        yield Document(line=lineno, id=doc_id, text=text, label=label)
+        more = {k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra else None
+        yield Document(line=lineno, id=doc_id, text=text, label=label, extra=more)
 
 
 def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:

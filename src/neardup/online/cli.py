@@ -1,4 +1,4 @@
-"""Command line of the online detector: ``online eval|tune|split|make-noisy`` and ``serve``.
+"""Command line of the online detector: ``online eval|tune|split|make-noisy|load`` and ``serve``.
 
 Owns option parsing, output formats and exit codes for the online commands; must not contain
 detection or evaluation logic. Mounted by the main CLI (``app.add_typer(online_app, name="online")``
@@ -18,7 +18,7 @@ import typer
 from neardup.cli_common import check_format as _check_format, guard, print_result as _print
 
 
-online_app = typer.Typer(name="online", help="Online (streaming) near-duplicate detection: evaluate and tune.",
+online_app = typer.Typer(name="online", help="Online (streaming) near-duplicate detection: evaluate, tune and load stores.",
                          no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 MethodOpt = Annotated[Optional[str], typer.Option("--method", "-m", help="sketch (the seed method) | minhash (ours).")]
@@ -168,6 +168,48 @@ def make_noisy_command(
 
         _check_format(fmt)
         _print(make_noisy_stream(source, out_a, out_b, seed=seed, copy_rate=copy_rate, update_rate=update_rate), fmt)
+
+    _guard(go)
+
+
+@online_app.command("load")
+def load_command(
+    data: Annotated[str, typer.Argument(help="Documents to add: JSONL(.gz), Parquet, CSV or a folder of .txt files.")],
+    store: Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative) or sqlite:////abs/path, or postgresql://...")],
+    method: MethodOpt = None, config: ConfigOpt = None, ngram: NOpt = None, t: TOpt = None, f: FOpt = None,
+    r_overlap: ROpt = None, top_candidates: TopOpt = None, update_rule: UpdateOpt = None,
+    lsh_threshold: LshOpt = None,
+    text_field: Annotated[str, typer.Option("--text-field", help="Field holding the text.")] = "text",
+    id_field: Annotated[str, typer.Option("--id-field", help="Field holding the document id.")] = "id",
+    batch: Annotated[int, typer.Option("--batch", help="Documents per transaction.")] = 500,
+    workers: Annotated[int, typer.Option("--workers", help="Processes preparing batches ahead (0: none).")] = 1,
+    on_error: Annotated[str, typer.Option("--on-error", help="raise (stop at the first bad record) | skip (list it in the summary).")] = "raise",
+    fmt: FormatOpt = "text", quiet: QuietOpt = False,
+) -> None:
+    """Add DATA to a store in file order, in batches (one transaction each), as the service would.
+
+    Seeds a store with an archive. Running it again after an interruption finishes the load: stored documents are answered from the store (resubmitted), never added twice.
+    """
+
+    def go() -> None:
+        from neardup.online.detector import Detector
+        from neardup.online.load import load
+        from neardup.online.store import open_store
+
+        _check_format(fmt)
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"--on-error must be raise or skip, got {on_error!r}")
+        cfg = build_online_config(method, config, n=ngram, t=t, f=f, r_overlap=r_overlap,
+                                  top_candidates=top_candidates, update_rule=update_rule, lsh_threshold=lsh_threshold)
+        detector = Detector(open_store(store), cfg)
+        try:
+            out = load(detector, data, text_field=text_field, id_field=id_field, batch_size=batch, workers=workers,
+                       on_error=on_error, progress=not quiet and fmt != "json")
+        finally:
+            detector.close()
+        if fmt == "text":
+            out.pop("skipped_records")
+        _print(out, fmt)
 
     _guard(go)
 

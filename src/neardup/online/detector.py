@@ -92,6 +92,9 @@ class InvalidDocument(ValueError):
         self.index = index
         self.reason = message
 
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses process boundaries intact (a bulk load's workers)
+        return (type(self), (self.reason, self.field, self.index))
+
 
 def _check(cond: bool, message: str) -> None:
     if not cond:
@@ -313,7 +316,9 @@ class Deleted:
 
 
 @dataclass
-class _Prepared:
+class PreparedDoc:
+    """A document checked, featurized and probed (by :class:`Preparer`), ready to be decided."""
+
     doc_id: str
     text: str
     text_hash: str
@@ -321,7 +326,60 @@ class _Prepared:
     features: DocFeatures
     probe: Probe
     index: int | None
-    t0: float
+
+
+DocItem = Mapping[str, Any] | tuple[str, str] | tuple[str, str, Mapping[str, Any]]
+
+
+class Preparer:
+    """The half of adding that needs no store: check each document, featurize it, compute its keys.
+
+    Picklable with the built-in candidate steps, so a bulk load can prepare batches on worker
+    processes (:mod:`neardup.online.load`) while the detector decides earlier ones.
+
+    >>> prep = Preparer(OnlineConfig(), make_step(OnlineConfig()))
+    >>> [p.doc_id for p in prep([("a", "one two three four"), {"id": 7, "text": "five six seven"}])]
+    ['a', '7']
+    >>> prep([{"id": "x"}])
+    Traceback (most recent call last):
+    ...
+    neardup.online.detector.InvalidDocument: item 0: field 'text': field required
+    """
+
+    def __init__(self, config: OnlineConfig, step: CandidateStep) -> None:
+        self.config = config
+        self.step = step
+
+    def one(self, doc_id: Any, text: Any, metadata: Mapping[str, Any] | None = None,
+            index: int | None = None) -> PreparedDoc:
+        """One document (``index``: its place in a batch, named by errors)."""
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+            raise InvalidDocument(f"must be a string or integer, got {type(doc_id).__name__}", "id", index)
+        doc_id = str(doc_id)
+        if not doc_id or len(doc_id) > 1024:
+            raise InvalidDocument("must be 1 to 1024 characters", "id", index)
+        if not isinstance(text, str):
+            raise InvalidDocument(f"must be a string, got {type(text).__name__}", "text", index)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidDocument(f"must be an object, got {type(metadata).__name__}", "metadata", index)
+        features = featurize(text, self.config.n, self.config.normalize)
+        probe = self.step.probe(features)
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return PreparedDoc(doc_id, text, digest, dict(metadata or {}), features, probe, index)
+
+    def __call__(self, docs: Iterable[DocItem]) -> list[PreparedDoc]:
+        """Every item of a batch: ``{"id", "text", "metadata"?}`` or ``(id, text[, metadata])``."""
+        prepared = []
+        for i, item in enumerate(docs):
+            if isinstance(item, Mapping):
+                for name in ("id", "text"):
+                    if name not in item:
+                        raise InvalidDocument("field required", name, i)
+                prepared.append(self.one(item["id"], item["text"], item.get("metadata"), i))
+            else:
+                doc_id, text, *rest = item
+                prepared.append(self.one(doc_id, text, rest[0] if rest else None, i))
+        return prepared
 
 
 class _Batch:
@@ -399,6 +457,7 @@ class Detector:
         self.store = store
         self.config = config or OnlineConfig()
         self.step = step or make_step(self.config)
+        self.preparer = Preparer(self.config, self.step)
         self._lock = threading.RLock()
         self.latencies: deque[float] = deque(maxlen=latency_window)
         self.stats = {"added": 0, "duplicates": 0, "resubmitted": 0, "conflicts": 0, "deleted": 0}
@@ -422,32 +481,15 @@ class Detector:
 
     # -- adding ---------------------------------------------------------------------------------
 
-    def _prepare(self, doc_id: Any, text: Any, metadata: Mapping[str, Any] | None, index: int | None,
-                 t0: float) -> _Prepared:
-        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-            raise InvalidDocument(f"must be a string or integer, got {type(doc_id).__name__}", "id", index)
-        doc_id = str(doc_id)
-        if not doc_id or len(doc_id) > 1024:
-            raise InvalidDocument("must be 1 to 1024 characters", "id", index)
-        if not isinstance(text, str):
-            raise InvalidDocument(f"must be a string, got {type(text).__name__}", "text", index)
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise InvalidDocument(f"must be an object, got {type(metadata).__name__}", "metadata", index)
-        features = featurize(text, self.config.n, self.config.normalize)
-        probe = self.step.probe(features)
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return _Prepared(doc_id, text, digest, dict(metadata or {}), features, probe, index, t0)
-
     def add(self, doc_id: str, text: str, metadata: Mapping[str, Any] | None = None) -> Answer:
         """Decide whether ``text`` duplicates a stored document, store it, and answer.
 
         The answer is returned only after the document is durably stored.
         """
         t0 = time.perf_counter()
-        return self._add([self._prepare(doc_id, text, metadata, None, t0)], t0)[0]
+        return self._add([self.preparer.one(doc_id, text, metadata)], t0)[0]
 
-    def add_many(self, docs: Iterable[Mapping[str, Any] | tuple[str, str] | tuple[str, str, Mapping[str, Any]]]
-                 ) -> list[Answer]:
+    def add_many(self, docs: Iterable[DocItem]) -> list[Answer]:
         """Add several documents in one transaction (all or nothing), in the given order.
 
         Each item is ``{"id", "text", "metadata"?}`` or ``(id, text[, metadata])``. An invalid item
@@ -458,20 +500,15 @@ class Detector:
         time from the call to the commit.
         """
         t0 = time.perf_counter()
-        prepared = []
-        for i, item in enumerate(docs):
-            if isinstance(item, Mapping):
-                if "id" not in item:
-                    raise InvalidDocument("field required", "id", i)
-                if "text" not in item:
-                    raise InvalidDocument("field required", "text", i)
-                prepared.append(self._prepare(item["id"], item["text"], item.get("metadata"), i, t0))
-            else:
-                doc_id, text, *rest = item
-                prepared.append(self._prepare(doc_id, text, rest[0] if rest else None, i, t0))
-        return self._add(prepared, t0)
+        return self._add(self.preparer(docs), t0)
 
-    def _add(self, prepared: list[_Prepared], t0: float) -> list[Answer]:
+    def add_prepared(self, prepared: Iterable[PreparedDoc]) -> list[Answer]:
+        """:meth:`add_many` of documents already prepared by a :class:`Preparer` with this detector's
+        settings (e.g. on another process)."""
+        t0 = time.perf_counter()
+        return self._add(list(prepared), t0)
+
+    def _add(self, prepared: list[PreparedDoc], t0: float) -> list[Answer]:
         with self._lock:
             with self.store.transaction():
                 answers = self._decide_batch(prepared)
@@ -489,7 +526,7 @@ class Detector:
         self.stats["duplicates"] += answer.is_duplicate
         self.latencies.append(answer.latency_ms)
 
-    def _decide_batch(self, prepared: list[_Prepared]) -> list[Answer]:
+    def _decide_batch(self, prepared: list[PreparedDoc]) -> list[Answer]:
         """Decide and store ``prepared`` in order (inside the write transaction)."""
         existing = self.store.get_many([p.doc_id for p in prepared])
         fresh = [p for p in prepared if p.doc_id not in existing]
@@ -515,7 +552,7 @@ class Detector:
             self.store.insert_many(batch.records, batch.keys)
         return answers
 
-    def _decide(self, prep: _Prepared, batch: _Batch) -> DocRecord:
+    def _decide(self, prep: PreparedDoc, batch: _Batch) -> DocRecord:
         """The record of a new document: a duplicate of the best verified candidate, or an original."""
         cfg = self.config
         feats = prep.features
