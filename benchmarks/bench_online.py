@@ -5,13 +5,14 @@ Run by hand (not part of the test suite)::
 
     /work/venv/bin/python benchmarks/bench_online.py [--n 100000] [--methods sketch,minhash]
         [--stores sqlite,postgresql] [--pg-dsn postgresql://...] [--queries 1000] [--max-seconds 120]
-        [--batch 500] [--workdir /tmp/neardup-bench-online] [--reuse] [--fill-only] [--json OUT]
+        [--batch 500] [--workers 1] [--workdir /tmp/neardup-bench-online] [--reuse] [--fill-only] [--json OUT]
 
 Corpus: Reuters-21578, 20 Newsgroups and BBC News texts (``$NEARDUP_SHARED_DATA`` or ../shared/data),
 pooled and shuffled (seeded), repeated with light keyboard noise (``neardup.eval.noise`` preset
-``typos``, a new seed per round) until there are N + Q texts. The first N are stored (batch ingest:
-``Detector.add_many`` of ``--batch`` documents per transaction; docs/s is reported); the held-out
-queries alternate between a noisy copy of a stored text (a duplicate) and a held-out text.
+``typos``, a new seed per round) until there are N + Q texts. The first N are written to a JSONL file
+and stored as ``neardup online load`` stores them (``--batch`` documents per transaction, ``--workers``
+processes preparing batches ahead; docs/s is reported); the held-out queries alternate between a noisy
+copy of a stored text (a duplicate) and a held-out text.
 
 Latency of one insert-and-answer (each query is a new document: decided, stored, committed), at most
 ``--queries`` per setting and at most ``--max-seconds``:
@@ -113,22 +114,29 @@ def reset(kind: str, url: str, workdir: Path, method: str, n: int) -> None:
         store.close()
 
 
-def ingest(url: str, config: OnlineConfig, texts: list[str], batch: int) -> dict[str, Any]:
+def corpus_file(texts: list[str], workdir: Path, seed: int) -> Path:
+    """The stored texts as JSONL (ids d0, d1, ...), written once per (N, seed)."""
+    path = workdir / f"corpus_{len(texts)}_{seed}.jsonl"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for i, text in enumerate(texts):
+                fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+        os.replace(tmp, path)
+    return path
+
+
+def ingest(url: str, config: OnlineConfig, path: Path, batch: int, workers: int) -> dict[str, Any]:
+    """``neardup online load``: the file added in batches (one transaction each), ``workers`` preparing ahead."""
+    from neardup.online.load import load
+
     detector = Detector(open_store(url), config)
-    t0, c0 = time.perf_counter(), time.process_time()
-    last = t0
-    for start in range(0, len(texts), batch):
-        detector.add_many([(f"d{i}", texts[i]) for i in range(start, min(start + batch, len(texts)))])
-        if time.perf_counter() - last > 30:
-            last = time.perf_counter()
-            done = min(start + batch, len(texts))
-            print(f"    ingested {done:,} ({done / (last - t0):,.0f} docs/s)", flush=True)
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    counts = detector.counts()
+    c0 = time.process_time()
+    out = load(detector, path, batch_size=batch, workers=workers, progress=True)
+    cpu = time.process_time() - c0  # this process only (the detector's share; workers prepare beside it)
     detector.close()
-    return {"docs": len(texts), "seconds": round(seconds, 1), "docs_per_second": round(len(texts) / seconds, 1),
-            "cpu_seconds": round(cpu, 1), "docs_per_cpu_second": round(len(texts) / cpu, 1),
-            "duplicates_found": counts["duplicates"]}
+    return {"docs": out["read"], "seconds": round(out["seconds"], 1), "docs_per_second": out["docs_per_second"],
+            "workers": workers, "deciding_cpu_seconds": round(cpu, 1), "duplicates_found": out["duplicates"]}
 
 
 def latency_inproc(url: str, config: OnlineConfig, queries: list[str], max_seconds: float, tag: str
@@ -211,6 +219,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1000, help="most single inserts timed per setting")
     ap.add_argument("--max-seconds", type=float, default=120.0, help="most seconds of timing per setting")
     ap.add_argument("--batch", type=int, default=500, help="documents per transaction when ingesting")
+    ap.add_argument("--workers", type=int, default=1, help="processes preparing batches ahead when ingesting")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/neardup-bench-online"))
     ap.add_argument("--reuse", action="store_true", help="keep a store that already holds N documents")
     ap.add_argument("--no-http", action="store_true", help="skip the HTTP latency runs")
@@ -247,7 +256,8 @@ def main() -> None:
                     have = 0
             if have != args.n:
                 reset(kind, url, args.workdir, method, args.n)
-                row["ingest"] = ingest(url, config, stored, args.batch)
+                row["ingest"] = ingest(url, config, corpus_file(stored, args.workdir, args.seed), args.batch,
+                                       args.workers)
                 print(f"  ingest: {row['ingest']}", flush=True)
             else:
                 # The timed inserts of an earlier run were added on top: start from a fresh copy instead.
@@ -286,12 +296,12 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()}", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"load_end": os.getloadavg(), "results": results}, indent=2))
-    print("\nstore       method   ingest docs/s (per CPU s)  inproc p50/p99 ms (CPU p50/p99)  http p50/p99 ms")
+    print("\nstore       method   ingest docs/s (workers)    inproc p50/p99 ms (CPU p50/p99)  http p50/p99 ms")
     for r in results:
         if "inproc" not in r:
             continue
         ing = r.get("ingest", {})
-        ing_s = f"{ing['docs_per_second']:.0f} ({ing['docs_per_cpu_second']:.0f})" if ing else "reused"
+        ing_s = f"{ing['docs_per_second']:.0f} ({ing['workers']} worker(s))" if ing else "reused"
         i = r["inproc"]
         http = f"{r['http']['p50_ms']:.1f} / {r['http']['p99_ms']:.1f}" if "http" in r else "-"
         print(f"{r['store']:<11} {r['method']:<8} {ing_s:>22}  {i['p50_ms']:6.1f} / {i['p99_ms']:6.1f} "
