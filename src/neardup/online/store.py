@@ -418,27 +418,24 @@ class SQLiteStore(Store):
         row = self.conn.execute(f"SELECT {cols} FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return None if row is None else self._record(row, payload)
 
-    @_sqlite_errors
-    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
-        out: dict[str, DocRecord] = {}
-        ids = list(dict.fromkeys(doc_ids))
-        for start in range(0, len(ids), _SQLITE_MAX_VARS):
-            part = ids[start: start + _SQLITE_MAX_VARS]
-            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(part))})",
+    def _select_in(self, column: str, values: list[Any], payload: bool) -> list[DocRecord]:
+        """Documents whose ``column`` is one of ``values`` (in statements of bounded size)."""
+        cols = _COLUMNS + (_PAYLOAD if payload else "")
+        out: list[DocRecord] = []
+        for start in range(0, len(values), _SQLITE_MAX_VARS):
+            part = values[start: start + _SQLITE_MAX_VARS]
+            rows = self.conn.execute(f"SELECT {cols} FROM documents WHERE {column} IN ({','.join('?' * len(part))})",
                                      part).fetchall()
-            out.update((row[1], self._record(row, False)) for row in rows)
+            out.extend(self._record(row, payload) for row in rows)
         return out
 
     @_sqlite_errors
+    def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        return {rec.id: rec for rec in self._select_in("id", list(dict.fromkeys(doc_ids)), False)}
+
+    @_sqlite_errors
     def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
-        out: dict[int, DocRecord] = {}
-        wanted = [int(s) for s in dict.fromkeys(seqs)]
-        for start in range(0, len(wanted), _SQLITE_MAX_VARS):
-            part = wanted[start: start + _SQLITE_MAX_VARS]
-            rows = self.conn.execute(f"SELECT {_COLUMNS}{_PAYLOAD} FROM documents WHERE seq IN "
-                                     f"({','.join('?' * len(part))})", part).fetchall()
-            out.update((row[0], self._record(row, True)) for row in rows)
-        return out
+        return {rec.seq: rec for rec in self._select_in("seq", [int(s) for s in dict.fromkeys(seqs)], True)}
 
     @_sqlite_errors
     def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
