@@ -118,7 +118,7 @@ def corpus_file(texts: list[str], workdir: Path, seed: int) -> Path:
     """The stored texts as JSONL (ids d0, d1, ...), written once per (N, seed)."""
     path = workdir / f"corpus_{len(texts)}_{seed}.jsonl"
     if not path.exists():
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             for i, text in enumerate(texts):
                 fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
