@@ -139,3 +139,22 @@ def test_wal_is_checkpointed_in_the_background(tmp_path):
     assert not store._checkpointer.is_alive()
     with pytest.raises(StoreError, match="checkpoint_interval"):
         open_store(f"sqlite:///{tmp_path / 'd.db'}?checkpoint_interval=soon")
+
+
+def test_a_log_past_its_limit_is_truncated_by_the_writer(tmp_path):
+    # Checkpoints every 100 s never run here: without the limit the log only grows.
+    url = f"sqlite:///{tmp_path / 'w.db'}?checkpoint_interval=100&wal_limit_mb=0.2"
+    d = Detector(open_store(url), OnlineConfig())
+    wal = tmp_path / "w.db-wal"
+    sizes = []
+    for b in range(6):
+        d.add_many([(f"{b}-{i}", f"{STORY} {b} {i}") for i in range(40)])
+        sizes.append(wal.stat().st_size)
+    assert max(sizes) <= 0.2 * 1024 * 1024 and min(sizes) == 0  # truncated after a commit passed the limit
+    assert d.counts()["documents"] == 240 and d.store.integrity_check() == "ok"
+    unbounded = Detector(open_store(f"sqlite:///{tmp_path / 'u.db'}?checkpoint_interval=100"), OnlineConfig())
+    for b in range(6):
+        unbounded.add_many([(f"{b}-{i}", f"{STORY} {b} {i}") for i in range(40)])
+    assert (tmp_path / "u.db-wal").stat().st_size > 0.2 * 1024 * 1024
+    with pytest.raises(StoreError, match="wal_limit_mb"):
+        open_store(f"sqlite:///{tmp_path / 'x.db'}?wal_limit_mb=0")
