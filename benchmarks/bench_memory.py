@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_memory.py [--n 100000] [--seed 0] [--keep-input] [--json OUT]
+    python benchmarks/bench_memory.py [--n 100000] [--seed 0] [--keep-input] [--json OUT]
 
 Builds an ``--n``-document JSONL corpus under /tmp (never in the repo) from real news texts
 (Reuters-21578, BBC News, 20 Newsgroups from ``$NEARDUP_SHARED_DATA`` or ``../shared/data``): about

@@ -2,8 +2,8 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_minhash_speed.py [--n 20000] [--ngram 4] [--reps 3] [--json OUT]
-    /work/venv/bin/python benchmarks/bench_minhash_speed.py --profile      # cProfile of neardup's (a) path
+    python benchmarks/bench_minhash_speed.py [--n 20000] [--ngram 4] [--reps 3] [--json OUT]
+    python benchmarks/bench_minhash_speed.py --profile      # cProfile of neardup's (a) path
 
 Corpus: the first ``--n`` non-empty documents of each of Reuters-21578, BBC News and 20 Newsgroups
 (``$NEARDUP_SHARED_DATA`` or ``../shared/data``), pooled, shuffled with ``--seed`` and cut to ``--n``.

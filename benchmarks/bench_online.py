@@ -3,7 +3,7 @@
 Owns the benchmark corpus, timing and report of the online detector; must not change detection.
 Run by hand (not part of the test suite)::
 
-    /work/venv/bin/python benchmarks/bench_online.py [--n 100000] [--methods sketch,minhash]
+    python benchmarks/bench_online.py [--n 100000] [--methods sketch,minhash]
         [--stores sqlite,postgresql] [--pg-dsn postgresql://...] [--queries 1000] [--max-seconds 120]
         [--batch 500] [--workers 1] [--workdir /tmp/neardup-bench-online] [--reuse] [--fill-only] [--json OUT]
 

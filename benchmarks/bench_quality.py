@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_quality.py [--quick] [--sources 300] [--neural] [--reuters-only] [--json OUT]
+    python benchmarks/bench_quality.py [--quick] [--sources 300] [--neural] [--reuters-only] [--json OUT]
 
 Data (``$NEARDUP_SHARED_DATA`` or ``../shared/data``):
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_ray.py [--n 100000] [--workers 2] [--method minhash]
+    python benchmarks/bench_ray.py [--n 100000] [--workers 2] [--method minhash]
         [--memory-limit 2GB] [--seed 0] [--keep-input] [--ray-first] [--json OUT]
 
 Builds (or re-uses) an ``--n``-document JSONL corpus under /tmp (never in the repo) with

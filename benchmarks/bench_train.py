@@ -2,7 +2,7 @@
 
 Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloaded):
 
-    /work/venv/bin/python benchmarks/bench_train.py [--work DIR] [--max-sources 300] [--bbc-val 60]
+    python benchmarks/bench_train.py [--work DIR] [--max-sources 300] [--bbc-val 60]
         [--bbc-test 120] [--threads N] [--lr 2e-5] [--epochs 1] [--ce-epochs 3] [--max-minutes M] [--reuse]
 
 Protocol (thresholds are always chosen on a validation set and applied unchanged to the test set):
