@@ -396,6 +396,10 @@ def fmt_params(p: dict[str, Any]) -> str:
         s += f" lsh@{p.get('lsh_threshold')}"
     elif p.get("rule") == "collisions":
         s += f" c>={p.get('min_collisions')}"
+    if p.get("hybrid_rule") == "linear":
+        s += f" linear w={p.get('hybrid_weight'):g}"
+    elif p.get("hybrid_rule") == "logistic":
+        s += " logistic"
     return s
 
 

@@ -28,6 +28,7 @@ MethodOpt = Annotated[str, typer.Option("--method", "-m", help="minhash | ngram 
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.")]
 CrossModelOpt = Annotated[Optional[str], typer.Option("--cross-model", help="Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.")]
 RerankFloorOpt = Annotated[float, typer.Option("--rerank-floor", help="Method rerank: bi-encoder cosine a neighbour needs to be re-scored by the cross-encoder.")]
+HybridWeightOpt = Annotated[Optional[float], typer.Option("--hybrid-weight", help="Method hybrid: the linear rule, w * weighted overlap + (1 - w) * cosine (default 0.5); 1 and 0 are the n-gram and RETSim signals alone, which `neardup tune --method hybrid` may pick (params.hybrid_weight).")]
 HybridCoefOpt = Annotated[Optional[str], typer.Option("--hybrid-coef", help="Method hybrid: the learned rule's 5 coefficients (weighted overlap, cosine, partial, length ratio, intercept), comma-separated, as `neardup tune --method hybrid` prints them in params.hybrid_coef; default: the linear rule.")]
 KOpt = Annotated[int, typer.Option("--k", help="Neural methods: neighbours searched per document.")]
 IndexOpt = Annotated[str, typer.Option("--index", help="Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch).")]
@@ -57,7 +58,8 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
                  bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
                  min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int,
                  model: str | None = None, k: int = 100, index: str = "flat", cross_model: str | None = None,
-                 rerank_floor: float = 0.8, hybrid_coef: str | None = None) -> DedupConfig:
+                 rerank_floor: float = 0.8, hybrid_coef: str | None = None,
+                 hybrid_weight: float | None = None) -> DedupConfig:
     """The :class:`DedupConfig` the command-line options describe."""
     from neardup.config import (ClusterConfig, EmbedConfig, MinHashConfig, ShingleConfig, SimHashConfig,
                                 VerifyConfig)
@@ -75,16 +77,23 @@ def build_config(method: str, threshold: float | None, ngram: int | None, char_n
         verify=VerifyConfig(score="none" if method == "simhash" and verify == VerifyConfig().score else verify),
         cluster=ClusterConfig(algorithm=cluster, max_cluster_size=max_cluster_size or None),
         embed=EmbedConfig(model=model, k=k, index=index, cross_model=cross_model, rerank_floor=rerank_floor,
-                          **_hybrid_options(hybrid_coef)),
+                          **_hybrid_options(hybrid_coef, hybrid_weight)),
     )
 
 
-def _hybrid_options(text: str | None) -> dict[str, object]:
-    """``--hybrid-coef`` as EmbedConfig fields (the learned rule with these coefficients).
+def _hybrid_options(text: str | None, weight: float | None = None) -> dict[str, object]:
+    """``--hybrid-coef`` (the learned rule with these coefficients) or ``--hybrid-weight`` (the linear rule) as
+    EmbedConfig fields.
 
     >>> _hybrid_options("5.2, 1.2,1.5,-0.15,-6.7")["hybrid_coef"]
     (5.2, 1.2, 1.5, -0.15, -6.7)
+    >>> _hybrid_options(None, 1.0)
+    {'hybrid_rule': 'linear', 'hybrid_weight': 1.0}
     """
+    if text is not None and weight is not None:
+        raise ConfigError("--hybrid-coef (the learned rule) and --hybrid-weight (the linear rule) exclude each other")
+    if weight is not None:
+        return {"hybrid_rule": "linear", "hybrid_weight": float(weight)}
     if text is None:
         return {}
     try:
@@ -103,6 +112,7 @@ def dedup(
     cross_model: CrossModelOpt = None,
     rerank_floor: RerankFloorOpt = 0.8,
     hybrid_coef: HybridCoefOpt = None,
+    hybrid_weight: HybridWeightOpt = None,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -140,7 +150,7 @@ def dedup(
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
                            min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor,
-                           hybrid_coef)
+                           hybrid_coef, hybrid_weight)
         engine = EngineConfig(memory_limit=parse_size(memory_limit), workers=workers, resume=resume,
                               work_dir=str(work_dir) if work_dir else None, keep_work=keep_work, progress=not quiet,
                               batch_docs=batch_docs)
@@ -183,6 +193,7 @@ def eval_cmd(
     cross_model: CrossModelOpt = None,
     rerank_floor: RerankFloorOpt = 0.8,
     hybrid_coef: HybridCoefOpt = None,
+    hybrid_weight: HybridWeightOpt = None,
     k: KOpt = 100,
     index: IndexOpt = "flat",
     threshold: ThresholdOpt = None,
@@ -211,7 +222,7 @@ def eval_cmd(
 
         cfg = build_config(method, threshold, ngram, char_ngrams, num_perm, bands, rows, rule, lsh_threshold,
                            min_collisions, verify, cluster, max_cluster_size, model, k, index, cross_model, rerank_floor,
-                           hybrid_coef)
+                           hybrid_coef, hybrid_weight)
         labelled = load_labelled(data, docs=docs, text_field=text_field, id_field=id_field)
         _print(evaluate(labelled, cfg, progress=not quiet and fmt != "json"), fmt)
 

@@ -5,7 +5,7 @@ import pytest
 
 from neardup.config import ConfigError, DedupConfig, config_from_dict, config_to_dict
 from neardup.eval.evaluate import LabelledData
-from neardup.eval.tune import PARAM_KEYS, candidate_settings, config_for, pair_labels
+from neardup.eval.tune import PARAM_KEYS, Trial, best_trial, candidate_settings, config_for, pair_labels
 from neardup.io.read import read_records
 from neardup.verify.hybrid import (DEFAULT_HYBRID_COEF, HYBRID_FEATURES, fit_logistic, hybrid_features,
                                    logistic_scores)
@@ -76,13 +76,28 @@ def test_pair_labels_from_clusters_and_from_labelled_pairs():
 
 
 def test_hybrid_settings_and_params_round_trip():
-    assert candidate_settings(DedupConfig(method="hybrid")) == [{"embed__hybrid_rule": "logistic"}]
+    assert candidate_settings(DedupConfig(method="hybrid")) == [
+        {"embed__hybrid_rule": "logistic"},  # coefficients fitted by the sweep
+        {"embed__hybrid_rule": "linear", "embed__hybrid_weight": 1.0},  # IDF-weighted n-gram overlap alone
+        {"embed__hybrid_rule": "linear", "embed__hybrid_weight": 0.0}]  # RETSim cosine alone
     assert PARAM_KEYS["hybrid_rule"] == "embed__hybrid_rule" and PARAM_KEYS["hybrid_coef"] == "embed__hybrid_coef"
     params = {"threshold": 0.2, "hybrid_rule": "logistic", "hybrid_coef": [5, 1, 1.5, 0, -6]}  # as read from JSON
     cfg = config_for(DedupConfig(method="hybrid"), params)
     assert cfg.threshold == 0.2 and cfg.embed.hybrid_rule == "logistic"
     assert cfg.embed.hybrid_coef == (5.0, 1.0, 1.5, 0.0, -6.0)
     assert config_from_dict(config_to_dict(cfg)) == cfg
+    alone = config_for(DedupConfig(method="hybrid"), {"threshold": 0.45, "hybrid_rule": "linear", "hybrid_weight": 1.0})
+    assert alone.embed.hybrid_rule == "linear" and alone.embed.hybrid_weight == 1.0 and alone.threshold == 0.45
+
+
+def test_a_tie_goes_to_the_preferred_setting_and_only_a_tie():
+    model = Trial({"threshold": 0.2, "hybrid_rule": "logistic"}, {"ari": 0.9, "f1": 0.8}, preference=1)
+    alone = Trial({"threshold": 0.6, "hybrid_rule": "linear"}, {"ari": 0.9, "f1": 0.8})
+    assert best_trial([alone, model]) is model  # despite the lower threshold
+    better = Trial({"threshold": 0.3, "hybrid_rule": "linear"}, {"ari": 0.91, "f1": 0.7})
+    assert best_trial([model, better]) is better
+    sharper = Trial({"threshold": 0.3, "hybrid_rule": "linear"}, {"ari": 0.9, "f1": 0.81})
+    assert best_trial([model, sharper]) is sharper
 
 
 def test_hybrid_config_errors_name_the_parameter():

@@ -106,6 +106,30 @@ def test_match_with_retsim_finds_noisy_copies(example_path, tmp_path):
     assert json.loads(res.stdout)["leaked_fraction"] == 1.0
 
 
+def test_tune_falls_back_to_one_signal_when_the_fitted_model_clusters_worse(example, example_path, monkeypatch):
+    """A model that cannot separate anything (a constant score) loses on validation to the signals alone; the
+    chosen linear rule reproduces from its params and from the command line (--hybrid-weight)."""
+    from neardup.eval import tune as tune_module
+    from neardup.eval.tune import config_for
+
+    monkeypatch.setattr("neardup.verify.hybrid.fit_logistic", lambda *a, **k: (0.0, 0.0, 0.0, 0.0, 0.0))
+    out = tune_module.tune(example, None, DedupConfig(method="hybrid"), thresholds=[0.3, 0.5, 0.7, 0.9])
+    params = out["params"]
+    assert params["hybrid_rule"] == "linear" and params["hybrid_weight"] in (0.0, 1.0), params
+    rules = {(t["hybrid_rule"], t.get("hybrid_weight")) for t in out["trials"]}
+    assert rules == {("logistic", None), ("linear", 1.0), ("linear", 0.0)}
+    assert out["validation"]["ari"] >= 0.9
+    again = evaluate(example, config_for(DedupConfig(method="hybrid"), params))
+    assert again["ari"] == pytest.approx(out["validation"]["ari"])
+    res = runner.invoke(app, ["eval", str(example_path), "--method", "hybrid", "--hybrid-weight",
+                              str(params["hybrid_weight"]), "--threshold", str(params["threshold"]), "-f", "json", "-q"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["ari"] == pytest.approx(out["validation"]["ari"])
+    both = runner.invoke(app, ["eval", str(example_path), "--method", "hybrid", "--hybrid-weight", "1",
+                               "--hybrid-coef", "1,2,3,4,5"])
+    assert both.exit_code == 2 and "exclude each other" in both.output
+
+
 def test_tuned_hybrid_coefficients_are_applied_from_the_command_line(example, example_path):
     from neardup.eval.tune import config_for
 

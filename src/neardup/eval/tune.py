@@ -8,7 +8,10 @@ candidate pairs are found and scored once, then every verification threshold is 
 followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the
 higher threshold); it is then run, unchanged, on the test set. For ``hybrid`` the candidate pairs'
 features are computed once and a logistic model over them is fitted on the validation split's labels
-(:mod:`neardup.verify.hybrid`); the threshold is then swept over its probability.
+(:mod:`neardup.verify.hybrid`); the threshold is then swept over its probability. Two fallbacks are swept
+beside it, each one of the hybrid's signals alone on the same candidates (the linear rule at weight 1,
+IDF-weighted n-gram overlap, and at weight 0, RETSim cosine): the fitted model maximises likelihood, not
+ARI, and on a small validation split one signal alone can cluster better. The model wins ties.
 """
 
 from __future__ import annotations
@@ -51,12 +54,18 @@ RERANK_FLOORS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
+# Method hybrid: its signals alone, swept beside the fitted model (linear rule weights: 1 = n-gram overlap, 0 = cosine).
+HYBRID_FALLBACK_WEIGHTS: tuple[float, ...] = (1.0, 0.0)
+
+
 @dataclass(frozen=True)
 class Trial:
-    """One point of the sweep: the setting and its validation metrics."""
+    """One point of the sweep: the setting, its validation metrics, and its rank among equally good
+    settings (``preference``: higher wins a tie in ARI and F1, before the threshold is looked at)."""
 
     params: dict[str, Any]
     metrics: dict[str, Any]
+    preference: int = 0
 
 
 def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
@@ -65,8 +74,9 @@ def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
     >>> len(candidate_settings(DedupConfig(method="ngram")))
     1
     """
-    if base.method == "hybrid":
-        return [{"embed__hybrid_rule": "logistic"}]  # coefficients fitted in sweep()
+    if base.method == "hybrid":  # the model's coefficients are fitted in sweep(); then each signal alone
+        return [{"embed__hybrid_rule": "logistic"}] + [
+            {"embed__hybrid_rule": "linear", "embed__hybrid_weight": w} for w in HYBRID_FALLBACK_WEIGHTS]
     if base.method == "rerank":
         floors = [f for f in RERANK_FLOORS if f > base.embed.rerank_floor + 1e-9]
         return [{"embed__rerank_floor": f} for f in [base.embed.rerank_floor, *floors]]
@@ -90,8 +100,10 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
     for setting in settings:
         loosest = base.replace(threshold=grid[0], **setting)
         t0 = time.perf_counter()
-        if base.method == "hybrid":
+        preference = 0
+        if loosest.method == "hybrid" and loosest.embed.hybrid_rule == "logistic":
             left, right, scores, setting = _fit_hybrid(prep, data, loosest)
+            preference = 1
         else:
             left, right, scores, info = candidate_pairs(prep, loosest)
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
@@ -104,7 +116,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
             metrics = score(result, data)
             metrics.update(n_docs=len(data.corpus), seconds=round(seconds, 4))
             params = {"threshold": t, **{k.split("__", 1)[-1]: v for k, v in setting.items()}}
-            trials.append(Trial(params=params, metrics=metrics))
+            trials.append(Trial(params=params, metrics=metrics, preference=preference))
             bar.update(1)
     bar.close()
     return trials
@@ -152,14 +164,14 @@ def pair_labels(data: LabelledData, left: np.ndarray, right: np.ndarray) -> tupl
 
 
 def best_trial(trials: list[Trial]) -> Trial:
-    """Highest ARI, then F1, then the higher (more conservative) threshold.
+    """Highest ARI, then F1, then the preferred setting, then the higher (more conservative) threshold.
 
     >>> best_trial([Trial({"threshold": 0.5}, {"ari": 0.8, "f1": 0.7}),
     ...             Trial({"threshold": 0.6}, {"ari": 0.8, "f1": 0.7})]).params["threshold"]
     0.6
     """
     return max(trials, key=lambda tr: (round(tr.metrics["ari"], 12), round(tr.metrics["f1"], 12),
-                                       tr.params["threshold"]))
+                                       tr.preference, tr.params["threshold"]))
 
 
 def config_for(base: DedupConfig, params: dict[str, Any]) -> DedupConfig:
