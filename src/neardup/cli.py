@@ -42,7 +42,7 @@ RuleOpt = Annotated[str, typer.Option("--rule", help="MinHash candidate rule: ls
 LshThresholdOpt = Annotated[Optional[float], typer.Option("--lsh-threshold", help="Jaccard level the LSH bands are derived for (default 0.2).")]
 CollisionsOpt = Annotated[Optional[int], typer.Option("--min-collisions", help="With --rule collisions: signature values that must agree.")]
 VerifyOpt = Annotated[str, typer.Option("--verify", help="Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none.")]
-ClusterOpt = Annotated[str, typer.Option("--cluster", help="components | louvain | leiden")]
+ClusterOpt = Annotated[Optional[str], typer.Option("--cluster", help="components | louvain | leiden (default: leiden for hybrid, components otherwise)")]
 MaxClusterOpt = Annotated[int, typer.Option("--max-cluster-size", help="Flag clusters larger than this as oversized (0: never).")]
 TextFieldOpt = Annotated[str, typer.Option("--text-field", help="Field holding the text.")]
 IdFieldOpt = Annotated[str, typer.Option("--id-field", help="Field holding the document id.")]
@@ -56,7 +56,7 @@ _print = print_result
 
 def build_config(method: str, threshold: float | None, ngram: int | None, char_ngrams: bool, num_perm: int,
                  bands: int | None, rows: int | None, rule: str, lsh_threshold: float | None,
-                 min_collisions: int | None, verify: str, cluster: str, max_cluster_size: int,
+                 min_collisions: int | None, verify: str, cluster: str | None, max_cluster_size: int,
                  model: str | None = None, k: int = 100, index: str = "flat", cross_model: str | None = None,
                  rerank_floor: float = 0.8, hybrid_coef: str | None = None,
                  hybrid_weight: float | None = None) -> DedupConfig:
@@ -125,7 +125,7 @@ def dedup(
     lsh_threshold: LshThresholdOpt = None,
     min_collisions: CollisionsOpt = None,
     verify: VerifyOpt = "weighted-overlap",
-    cluster: ClusterOpt = "components",
+    cluster: ClusterOpt = None,
     max_cluster_size: MaxClusterOpt = 1000,
     text_field: TextFieldOpt = "text",
     id_field: IdFieldOpt = "id",
@@ -206,7 +206,7 @@ def eval_cmd(
     lsh_threshold: LshThresholdOpt = None,
     min_collisions: CollisionsOpt = None,
     verify: VerifyOpt = "weighted-overlap",
-    cluster: ClusterOpt = "components",
+    cluster: ClusterOpt = None,
     max_cluster_size: MaxClusterOpt = 1000,
     docs: Annotated[Optional[Path], typer.Option("--docs", help="Documents for a pair-labelled file (default: docs.jsonl beside it).")] = None,
     text_field: TextFieldOpt = "text",
@@ -243,7 +243,7 @@ def tune(
     char_ngrams: CharOpt = False,
     num_perm: NumPermOpt = 128,
     verify: VerifyOpt = "weighted-overlap",
-    cluster: ClusterOpt = "components",
+    cluster: ClusterOpt = None,
     max_cluster_size: MaxClusterOpt = 1000,
     thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Comma-separated thresholds to sweep (default: a grid per method).")] = None,
     trials_out: Annotated[Optional[Path], typer.Option("--trials-out", help="Write every (setting, validation metrics) row as JSONL.")] = None,

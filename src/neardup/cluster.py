@@ -107,7 +107,7 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     groups = connected_components(n, left, right)
-    if cfg.algorithm != "components" and left.size:
+    if cfg.algorithm not in (None, "components") and left.size:
         # Community detection only where there is something to split: the non-trivial components.
         in_edge = np.zeros(n, dtype=bool)
         in_edge[left] = True

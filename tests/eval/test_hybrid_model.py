@@ -105,3 +105,17 @@ def test_hybrid_config_errors_name_the_parameter():
         DedupConfig(method="hybrid").replace(embed__hybrid_rule="svm")
     with pytest.raises(ConfigError, match="hybrid_coef"):
         DedupConfig(method="hybrid").replace(embed__hybrid_coef=(1.0, 2.0))
+
+
+def test_hybrid_clusters_by_leiden_unless_told_otherwise():
+    from neardup.config import ClusterConfig
+
+    assert DedupConfig(method="hybrid").cluster.algorithm == "leiden"
+    assert DedupConfig(method="minhash").cluster.algorithm == "components"
+    assert DedupConfig(method="retsim").cluster.algorithm == "components"
+    chosen = DedupConfig(method="hybrid", cluster=ClusterConfig(algorithm="components", max_cluster_size=50))
+    assert chosen.cluster.algorithm == "components" and chosen.cluster.max_cluster_size == 50
+    cfg = DedupConfig(method="hybrid", threshold=0.3)
+    assert config_from_dict(config_to_dict(cfg)) == cfg
+    with pytest.raises(ConfigError, match="cluster must be one of"):
+        ClusterConfig(algorithm="spectral")
