@@ -4,13 +4,17 @@ Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloa
 
     python benchmarks/bench_train.py [--work DIR] [--max-sources 300] [--bbc-val 60]
         [--bbc-test 120] [--threads N] [--lr 2e-5] [--epochs 1] [--ce-epochs 3] [--max-minutes M] [--reuse]
+        [--neighbours FRACTION]
 
 Protocol (thresholds are always chosen on a validation set and applied unchanged to the test set):
 
 * Training data: Reuters-21578 texts (``../shared/data/reuters21578``) minus every story of the Reuters
   validation day (its ids are Reuters NEWIDs) and minus near-duplicates of them (``--exclude``), made
   into clusters by the noise generator (``--synthetic``: source + 1-3 noisy copies of mixed presets +
-  hard negatives). No BBC text is used for training.
+  hard negatives). No BBC text is used for training. ``--neighbours FRACTION`` (default 0, off) draws that
+  share of the sources together with their real nearest neighbours in the file (template siblings and
+  other similar-but-not-duplicate stories; ``neardup train --neighbours``), each pair an explicit hard
+  negative and one split group; the day's stories and their near-duplicates are excluded as before.
 * Test set 1, noisy BBC: BBC articles (real duplicates among them removed) are split by source into
   validation (``--bbc-val`` sources) and test (``--bbc-test`` sources); each source is a singleton
   (probability 0.5) or a cluster with 1-3 noisy copies, and gets a hard negative with probability 0.5.
@@ -24,7 +28,7 @@ Protocol (thresholds are always chosen on a validation set and applied unchanged
 * Methods: ``biencoder`` with the packaged all-MiniLM-L6-v2 (off the shelf) and with the fine-tuned
   model (1 epoch, lr 2e-5); ``rerank``: the fine-tuned bi-encoder's 20 nearest neighbours above a cosine
   floor (candidates: the highest floor keeping 98% of the validation duplicate pairs) re-scored by the
-  trained cross-encoder (3 epochs, lr 1e-4, head 1e-3, 256-token pairs); a pair is kept when its cosine
+  trained cross-encoder (3 epochs, lr 3e-5, head 1e-3, 256-token pairs); a pair is kept when its cosine
   reaches a floor and its probability a threshold, both chosen on validation.
   Embeddings use 512 tokens per text, as the pipeline does. "oracle" = best threshold on the test set
   itself (an upper bound, for context only).
@@ -141,20 +145,22 @@ def main() -> None:
     ap.add_argument("--bbc-test", type=int, default=120)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--lr", type=float, default=None, help="bi-encoder learning rate (default 2e-5)")
-    ap.add_argument("--ce-lr", type=float, default=None, help="cross-encoder learning rate (default 1e-4)")
+    ap.add_argument("--ce-lr", type=float, default=None, help="cross-encoder learning rate (default 3e-5)")
     ap.add_argument("--epochs", type=int, default=1, help="bi-encoder epochs")
     ap.add_argument("--ce-epochs", type=int, default=3, help="cross-encoder epochs")
     ap.add_argument("--loss", default="online-contrastive")
     ap.add_argument("--max-minutes", type=float, default=None, help="budget of each training run")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reuse", action="store_true", help="re-use trained models with a complete report")
+    ap.add_argument("--neighbours", type=float, default=0.0,
+                    help="share of training sources drawn with their real neighbours (0 = off; train --neighbours)")
     args = ap.parse_args()
     work: Path = args.work
     log(f"torch threads: {set_threads(args.threads)}")
     paths = make_data(work, args.bbc_val, args.bbc_test, args.seed)
     bi_dir, ce_dir = work / f"bi-{args.loss}", work / "ce"
     common = dict(data=str(paths["reuters"]), synthetic=True, max_sources=args.max_sources, exclude=(str(paths["day"]),),
-                  seed=args.seed, threads=args.threads, progress=True)
+                  seed=args.seed, threads=args.threads, progress=True, neighbours=args.neighbours)
     bi_cfg = TrainConfig(out=str(bi_dir), loss=args.loss, lr=args.lr, epochs=args.epochs, max_seq_length=128, max_minutes=args.max_minutes, **common)
     ce_cfg = TrainConfig(out=str(ce_dir), lr=args.ce_lr, epochs=args.ce_epochs, max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
                          **common)
@@ -201,6 +207,8 @@ def main() -> None:
                                                                                 "seconds_train", "seconds_total",
                                                                                 "validation_before", "validation_after",
                                                                                 "pairs", "loss_first", "loss_last")}
+                                            | {"data": {x: y for x, y in (reports[k].get("data") or {}).items()
+                                                        if x != "neighbour_pairs"}}
                                             for k in reports}, "sets": {}}
     models = {"off-the-shelf": None, "fine-tuned": str(bi_dir)}
     embs: dict[tuple[str, str], np.ndarray] = {}
@@ -246,6 +254,11 @@ def main() -> None:
     for k, rep in reports.items():
         print(f"{k}: {rep['steps']}/{rep['total_steps']} steps ({rep['stopped']}), train {rep['seconds_train'] / 60:.1f} min, "
               f"total {rep['seconds_total'] / 60:.1f} min")
+        data, pinfo = rep.get("data") or {}, rep.get("pairs") or {}
+        if data.get("n_neighbour_pairs") is not None:
+            print(f"  neighbours {data.get('neighbours')}: {data['n_neighbour_pairs']} real neighbour pairs in "
+                  f"{data.get('n_neighbour_groups')} groups; in the training hard negatives: "
+                  f"{pinfo.get('neighbour_negatives')} (counts {pinfo.get('counts')})")
     print(f"-> {work / 'results.json'}")
 
 

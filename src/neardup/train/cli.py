@@ -33,7 +33,7 @@ EpochsOpt = Annotated[int, typer.Option("--epochs", help="Passes over the traini
 StepsOpt = Annotated[Optional[int], typer.Option("--steps", help="Planned optimiser steps (overrides --epochs).")]
 MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many steps in total, keeping the planned schedule (continue later with --resume).")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", help="Pairs (supcon: texts) per step.")]
-LrOpt = Annotated[Optional[float], typer.Option("--lr", help="AdamW peak learning rate (after warm-up); default 2e-5 (bi-encoder), 1e-4 (cross-encoder).")]
+LrOpt = Annotated[Optional[float], typer.Option("--lr", help="AdamW peak learning rate (after warm-up); default 2e-5 (bi-encoder), 3e-5 (cross-encoder).")]
 HeadLrOpt = Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")]
 WarmupOpt = Annotated[float, typer.Option("--warmup", help="Fraction of the steps spent warming the learning rate up.")]
 SeqOpt = Annotated[Optional[int], typer.Option("--max-seq-length", help="Tokens per text while training (cross-encoder: per pair); default 128 (bi-encoder), 256 (cross-encoder).")]
@@ -43,6 +43,7 @@ NegOpt = Annotated[float, typer.Option("--neg-per-pos", help="Negative pairs per
 HardOpt = Annotated[float, typer.Option("--hard-fraction", help="Share of negatives that are hard (generator/labelled/mined); the rest are random.")]
 MineOpt = Annotated[str, typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none.")]
 MaxSourcesOpt = Annotated[Optional[int], typer.Option("--max-sources", help="With --synthetic: source texts sampled (each becomes a cluster).")]
+NeighboursOpt = Annotated[float, typer.Option("--neighbours", help="With --synthetic: share of the sources drawn together with their real nearest neighbours in the file (MinHash candidates, IDF-weighted overlap 0.15-0.6, not duplicates by the source-dedup rule); each such pair becomes two clusters, an explicit hard negative and one split group. 0 = off.")]
 MaxPairsOpt = Annotated[Optional[int], typer.Option("--max-pairs", help="Cap on training pairs.")]
 ExcludeOpt = Annotated[Optional[list[Path]], typer.Option("--exclude", help="Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of sampling, splits, pairs and batch order.")]
@@ -102,7 +103,7 @@ def _config(kind: str, **kw: Any) -> Any:
         warmup=kw["warmup"],
         max_seq_length=seq, max_minutes=kw["max_minutes"], resume=kw["resume"], checkpoint_every=kw["checkpoint_every"],
         val_fraction=kw["val_fraction"], neg_per_pos=kw["neg_per_pos"], hard_fraction=kw["hard_fraction"],
-        mine=kw["mine"], max_sources=kw["max_sources"], max_pairs=kw["max_pairs"],
+        mine=kw["mine"], max_sources=kw["max_sources"], neighbours=kw["neighbours"], max_pairs=kw["max_pairs"],
         exclude=tuple(str(p) for p in (kw["exclude"] or ())), seed=kw["seed"], evaluate=not kw["no_eval"],
         eval_max_tokens=kw["eval_max_tokens"], candidates=kw.get("candidates"), rerank_floor=kw.get("rerank_floor"),
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
@@ -144,6 +145,7 @@ def biencoder(
     hard_fraction: HardOpt = 2 / 3,
     mine: MineOpt = "minhash",
     max_sources: MaxSourcesOpt = 300,
+    neighbours: NeighboursOpt = 0.0,
     max_pairs: MaxPairsOpt = None,
     exclude: ExcludeOpt = None,
     seed: SeedOpt = 0,
@@ -184,6 +186,7 @@ def crossencoder(
     hard_fraction: HardOpt = 2 / 3,
     mine: MineOpt = "minhash",
     max_sources: MaxSourcesOpt = 300,
+    neighbours: NeighboursOpt = 0.0,
     max_pairs: MaxPairsOpt = None,
     exclude: ExcludeOpt = None,
     seed: SeedOpt = 0,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from neardup.eval.noise import derive_seed
-from neardup.train.data import (HARD_FRACTION, MINERS, PairSet, TrainingSet, load_training_set,
-                                mine_hard_negatives, split_by_cluster)
+from neardup.train.data import (HARD_FRACTION, MINERS, NEIGHBOUR_BAND, NEIGHBOUR_MAX, PairSet, TrainingSet,
+                                load_training_set, mine_hard_negatives, split_by_cluster)
 from neardup.train.loop import TrainError, latest_checkpoint
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
@@ -48,7 +48,7 @@ class TrainConfig:
     epochs: int = 1
     steps: int | None = None
     batch_size: int = 16
-    lr: float | None = None  # None: 2e-5 (bi-encoder), 1e-4 (cross-encoder)
+    lr: float | None = None  # None: 2e-5 (bi-encoder), 3e-5 (cross-encoder)
     head_lr: float | None = None
     warmup: float = 0.1
     weight_decay: float = 0.01
@@ -62,6 +62,9 @@ class TrainConfig:
     mine: str = "minhash"
     mine_k: int = 5
     max_sources: int | None = 300
+    neighbours: float = 0.0  # with synthetic: share of sources drawn with their real neighbours (0 = off)
+    neighbour_band: tuple[float, float] = NEIGHBOUR_BAND
+    neighbour_max: int = NEIGHBOUR_MAX
     max_pairs: int | None = None
     max_pos_per_cluster: int = 10
     exclude: tuple[str, ...] = ()
@@ -98,6 +101,11 @@ class TrainConfig:
         check(0 <= self.hard_fraction <= 1, f"--hard-fraction must be in [0, 1], got {self.hard_fraction}")
         check(self.neg_per_pos >= 0, f"--neg-per-pos must be >= 0, got {self.neg_per_pos}")
         check(self.max_sources is None or self.max_sources >= 2, "--max-sources must be >= 2")
+        check(0 <= self.neighbours <= 1, f"--neighbours must be a fraction in [0, 1], got {self.neighbours}")
+        check(len(self.neighbour_band) == 2 and 0 <= self.neighbour_band[0] < self.neighbour_band[1] <= 1,
+              f"neighbour_band must be (lo, hi) with 0 <= lo < hi <= 1, got {self.neighbour_band}")
+        check(self.neighbour_max >= 1, f"neighbour_max must be >= 1, got {self.neighbour_max}")
+        check(self.neighbours == 0 or self.synthetic, "--neighbours needs --synthetic")
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
 
@@ -105,6 +113,8 @@ class TrainConfig:
         """Hash of everything that decides the batches and the schedule (not budget, resume or output)."""
         skip = {"out", "max_minutes", "resume", "checkpoint_every", "evaluate", "eval_max_tokens", "eval_k",
                 "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra"}
+        if not self.neighbours:  # off: the same fingerprint as before the option existed
+            skip |= {"neighbours", "neighbour_band", "neighbour_max"}
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
         h = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=16)
         for a in arrays:
@@ -130,7 +140,8 @@ def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[Training
     """Load the training set and split it by cluster; refuses splits without positives."""
     ts = load_training_set(cfg.data, synthetic=cfg.synthetic, docs=cfg.docs, text_field=cfg.text_field,
                            id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
-                           exclude=cfg.exclude, log=say)
+                           exclude=cfg.exclude, log=say, neighbours=cfg.neighbours,
+                           neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max)
     train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
     st, sv = train.stats(), val.stats()
     say(f"data: {st['n_docs']} train docs ({st['n_duplicate_clusters']} duplicate clusters), "

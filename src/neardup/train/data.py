@@ -18,12 +18,25 @@ and that into training pairs; must not train models.
   (the realised counts are reported).
 * **Mining.** :func:`mine_hard_negatives`: pairs that MinHash (neardup's LSH + weighted overlap) or an
   encoder (k nearest neighbours by cosine) ranks close although their labels differ, closest first.
+* **Real neighbours** (synthetic only, ``neighbours=FRACTION``, off by default). Random sources rarely
+  include real *template siblings* (dividend, earnings or bond notices that share most words and differ
+  in names and figures) or separate reports of one event, the hard negatives of real wire data. With
+  ``neighbours > 0`` that fraction of the sources is drawn as *neighbourhoods*: a source plus up to
+  ``neighbour_max`` of its real nearest neighbours in the same file, i.e. documents that MinHash-LSH finds
+  and whose IDF-weighted overlap (weights from the whole file) lies in ``neighbour_band`` (default
+  0.15-0.6) and that are *not* duplicates by the source-dedup rule (:data:`SOURCE_DEDUP_CONFIG
+  <neardup.eval.benchsets.SOURCE_DEDUP_CONFIG>`: plain overlap < 0.3), so they are never collapsed by
+  :func:`~neardup.eval.benchsets.dedup_sources`. Each such pair becomes two different clusters, an
+  explicit hard negative (every member of one cluster with every member of the other, like the
+  generator's), and one split group (connected components of the in-band pairs among the kept
+  sources), so no neighbourhood straddles the train/validation split. See :func:`real_neighbours`.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +51,12 @@ from neardup.io.read import Corpus
 #: Default share of negatives that are hard (NEWS-COPY used about two thirds).
 HARD_FRACTION = 2.0 / 3.0
 MINERS: tuple[str, ...] = ("minhash", "encoder", "both", "none")
+#: IDF-weighted overlap band of real neighbours (``neighbours=``): similar, yet below the dedup rule.
+NEIGHBOUR_BAND: tuple[float, float] = (0.15, 0.6)
+#: Neighbours drawn with each neighbourhood's seed source.
+NEIGHBOUR_MAX = 2
+#: Texts (the first of the seeded shuffle) searched for real neighbours; bounds the cost on big files.
+NEIGHBOUR_POOL = 100_000
 
 
 @dataclass
@@ -51,6 +70,8 @@ class TrainingSet:
     negatives: list[tuple[int, int]] = field(default_factory=list)
     source: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    #: The explicit negatives that join real neighbours (``neighbours=``), a subset of ``negatives``.
+    neighbour_negatives: list[tuple[int, int]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -60,9 +81,10 @@ class TrainingSet:
         idx = list(indices)
         where = {old: new for new, old in enumerate(idx)}
         negs = [(where[a], where[b]) for a, b in self.negatives if a in where and b in where]
+        nbs = [(where[a], where[b]) for a, b in self.neighbour_negatives if a in where and b in where]
         return TrainingSet([self.ids[i] for i in idx], [self.texts[i] for i in idx],
                            [self.clusters[i] for i in idx], [self.groups[i] for i in idx], negs, self.source,
-                           dict(self.info))
+                           dict(self.info), nbs)
 
     def cluster_index(self) -> np.ndarray:
         """An integer per document: equal for documents of one cluster."""
@@ -83,8 +105,11 @@ class TrainingSet:
         sizes: dict[str, int] = defaultdict(int)
         for c in self.clusters:
             sizes[c] += 1
-        return {"n_docs": len(self), "n_clusters": len(sizes), "n_duplicate_clusters": sum(s > 1 for s in sizes.values()),
-                "n_groups": len(set(self.groups)), "n_explicit_negatives": len(self.negatives)}
+        out = {"n_docs": len(self), "n_clusters": len(sizes), "n_duplicate_clusters": sum(s > 1 for s in sizes.values()),
+               "n_groups": len(set(self.groups)), "n_explicit_negatives": len(self.negatives)}
+        if self.neighbour_negatives:
+            out["n_neighbour_negatives"] = len(self.neighbour_negatives)
+        return out
 
 
 def from_labelled(data: LabelledData) -> TrainingSet:
@@ -116,9 +141,15 @@ def from_labelled(data: LabelledData) -> TrainingSet:
     return TrainingSet(list(corpus.ids), list(corpus.texts), clusters, list(clusters), negs, corpus.source, info)
 
 
-def from_records(records: Sequence[dict[str, Any]], source: str = "<synthetic>") -> TrainingSet:
+def from_records(records: Sequence[dict[str, Any]], source: str = "<synthetic>",
+                 neighbour_pairs: Sequence[tuple[str, str]] = ()) -> TrainingSet:
     """A :class:`TrainingSet` from :func:`neardup.train.synthetic.make_clusters` records; the generator's
-    hard negatives become explicit negative pairs with every member of their source's cluster."""
+    hard negatives become explicit negative pairs with every member of their source's cluster.
+
+    ``neighbour_pairs``: pairs of source ids that are real neighbours (different stories); every member
+    (original or copy) of one source's cluster becomes an explicit negative of every member of the
+    other's (recorded in ``neighbour_negatives`` too).
+    """
     ids = [str(r["id"]) for r in records]
     texts = [str(r["text"]) for r in records]
     clusters = [str(r["cluster"]) for r in records]
@@ -129,14 +160,18 @@ def from_records(records: Sequence[dict[str, Any]], source: str = "<synthetic>")
             members[str(r.get("source_id", r["cluster"]))].append(i)
     negs = [(j, i) for i, r in enumerate(records) if r.get("role") == "hard_negative"
             for j in members.get(str(r.get("source_id")), [])]
-    return TrainingSet(ids, texts, clusters, groups, negs, source)
+    nbs = [(a, b) for sa, sb in neighbour_pairs for a in members.get(str(sa), []) for b in members.get(str(sb), [])
+           if clusters[a] != clusters[b]]
+    return TrainingSet(ids, texts, clusters, groups, negs + nbs, source, neighbour_negatives=nbs)
 
 
 def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, docs: str | None = None,
                       text_field: str = "text", id_field: str = "id", max_sources: int | None = None,
                       seed: int = 0, synthetic_config: Any = None, exclude: Sequence[str] = (),
                       min_chars: int = 200, max_chars: int = 20_000,
-                      log: Callable[[str], None] | None = None) -> TrainingSet:
+                      log: Callable[[str], None] | None = None, neighbours: float = 0.0,
+                      neighbour_band: tuple[float, float] = NEIGHBOUR_BAND,
+                      neighbour_max: int = NEIGHBOUR_MAX) -> TrainingSet:
     """Read ``path`` into a :class:`TrainingSet` (labelled, or ``synthetic`` from its texts).
 
     Synthetic: texts shorter than ``min_chars`` or longer than ``max_chars`` are skipped, ``max_sources``
@@ -144,10 +179,23 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
     :func:`neardup.eval.benchsets.dedup_sources`) so two sources never duplicate each other, then each
     source becomes a cluster. ``exclude``: documents whose id appears in these files, or which are
     near-duplicates of one of their documents, are dropped first (keep test sets out of training).
+
+    ``neighbours`` (synthetic only; 0 = off): this fraction of the sources is drawn as neighbourhoods of
+    real near neighbours that are not duplicates (see the module docstring and :func:`real_neighbours`);
+    ``neighbour_band`` is their IDF-weighted overlap band, ``neighbour_max`` the neighbours per seed.
+    The in-band pairs among the kept sources become explicit hard negatives and share a split group;
+    ``info`` reports them (``neighbour_pairs``: source ids, weighted and plain overlap).
     """
     from neardup.eval.evaluate import load_labelled
     from neardup.io.read import InputError, is_pair_file, read_corpus
 
+    if not 0.0 <= neighbours <= 1.0:
+        raise ValueError(f"neighbours must be a fraction in [0, 1], got {neighbours!r}")
+    lo_band, hi_band = neighbour_band
+    if not 0.0 <= lo_band < hi_band <= 1.0:
+        raise ValueError(f"neighbour_band must be (lo, hi) with 0 <= lo < hi <= 1, got {neighbour_band!r}")
+    if neighbour_max < 1:
+        raise ValueError(f"neighbour_max must be >= 1, got {neighbour_max!r}")
     say = log or (lambda _m: None)
     if not synthetic:
         data = load_labelled(path, docs=docs, text_field=text_field, id_field=id_field)
@@ -170,8 +218,23 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
         raise InputError(p, None, f"no text between {min_chars} and {max_chars} characters to make training data from")
     rng = random.Random(derive_seed(seed, "sources"))
     rng.shuffle(idx)
-    if max_sources is not None:
-        idx = idx[: int(max_sources * 1.5) + 20]  # room for the excluded and duplicate texts dropped next
+    hoods: list[list[int]] = []
+    graph: NeighbourGraph | None = None
+    n_rest = max_sources
+    if neighbours > 0:
+        target = int(round(neighbours * (max_sources if max_sources is not None else len(idx))))
+        graph = _neighbour_graph(corpus, idx[:NEIGHBOUR_POOL], neighbour_band, exclude, text_field, id_field, say)
+        hoods = graph.neighbourhoods(target, neighbour_max)
+        taken = {i for h in hoods for i in h}
+        idx = [i for i in idx if i not in taken]
+        if max_sources is not None:
+            n_rest = max(0, max_sources - len(taken))
+        say(f"neighbours: {len(hoods)} neighbourhoods of real neighbours ({len(taken)} sources, target {target}) "
+            f"from {graph.n_pairs} in-band pairs among {graph.n_searched} texts")
+    if n_rest is not None:
+        idx = idx[: int(n_rest * 1.5) + 20]  # room for the excluded and duplicate texts dropped next
+    first = [i for h in hoods for i in h]
+    idx = first + idx
     if exclude:
         keep = set(_not_excluded([corpus.ids[i] for i in idx], [corpus.texts[i] for i in idx], exclude,
                                  text_field, id_field, say))
@@ -182,10 +245,182 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
         kept = kept[:max_sources]
     say(f"synthetic: {len(kept)} source texts ({dinfo['dropped']} near-duplicate sources dropped)")
     cfg = synthetic_config or SyntheticConfig()
-    records = make_clusters([d.id for d in kept], [d.text for d in kept], seed=seed, config=cfg)
-    ts = from_records(records, source=f"synthetic:{p}")
+    kept_ids = [d.id for d in kept]
+    groups: list[str] | None = None
+    pairs: list[tuple[str, str, float, float]] = []
+    if graph is not None:
+        where = {corpus.ids[i]: i for i in idx}
+        groups, pairs = graph.groups_and_pairs(kept_ids, [where[d] for d in kept_ids])
+    records = make_clusters(kept_ids, [d.text for d in kept], seed=seed, config=cfg, groups=groups)
+    ts = from_records(records, source=f"synthetic:{p}", neighbour_pairs=[(a, b) for a, b, _, _ in pairs])
     ts.info.update(n_sources=len(kept), near_duplicate_sources_dropped=dinfo["dropped"])
+    if graph is not None:
+        sizes: dict[str, int] = defaultdict(int)
+        for g in groups or []:
+            sizes[g] += 1
+        ts.info.update(neighbours=neighbours, neighbour_band=list(neighbour_band), n_neighbourhoods=len(hoods),
+                       n_neighbourhood_sources=len(first),
+                       n_neighbourhood_sources_kept=len(set(first) & {where[d] for d in kept_ids}),
+                       n_neighbour_groups=sum(1 for v in sizes.values() if v > 1),
+                       n_neighbour_pairs=len(pairs),
+                       neighbour_pairs=[[a, b, round(w, 4), round(o, 4)] for a, b, w, o in pairs])
+        say(f"neighbours: {len(pairs)} real neighbour pairs among the {len(kept)} sources, in "
+            f"{ts.info['n_neighbour_groups']} split groups; {len(ts.neighbour_negatives)} explicit negatives")
     return ts
+
+
+@dataclass
+class NeighbourGraph:
+    """Real neighbours among ``positions`` (indices into a corpus, in sampling order): pairs found by
+    MinHash-LSH with their IDF-weighted overlap ``weighted`` and plain overlap ``overlap``, ``band`` the
+    weighted-overlap band of a usable neighbour and ``dup_threshold`` the plain overlap at which the
+    source-dedup rule calls a pair a duplicate. Built by :func:`real_neighbours`."""
+
+    positions: list[int]
+    left: np.ndarray
+    right: np.ndarray
+    weighted: np.ndarray
+    overlap: np.ndarray
+    band: tuple[float, float]
+    dup_threshold: float
+    blocked: set[int] = field(default_factory=set)
+
+    @property
+    def n_searched(self) -> int:
+        return len(self.positions)
+
+    def in_band(self) -> np.ndarray:
+        """Mask of the pairs that are usable neighbours: weighted overlap in the band, not duplicates."""
+        lo, hi = self.band
+        return (self.weighted >= lo) & (self.weighted < hi) & (self.overlap < self.dup_threshold)
+
+    def close(self) -> np.ndarray:
+        """Mask of the pairs too similar to sit in different neighbourhoods: in the band or above it, or
+        duplicates by the dedup rule."""
+        return (self.weighted >= self.band[0]) | (self.overlap >= self.dup_threshold)
+
+    @property
+    def n_pairs(self) -> int:
+        ok = self.in_band()
+        if self.blocked:
+            bl = np.array(sorted(self.blocked), dtype=np.int64)
+            ok &= ~np.isin(self.left, bl) & ~np.isin(self.right, bl)
+        return int(ok.sum())
+
+    def neighbourhoods(self, target: int, max_neighbours: int = NEIGHBOUR_MAX) -> list[list[int]]:
+        """Seed sources (in sampling order) with up to ``max_neighbours`` in-band neighbours each (closest
+        first), until ``target`` documents are taken; corpus indices. A document joins only when it is
+        not close (:meth:`close`) to any document of another neighbourhood, and neighbours of one seed
+        are not duplicates of each other, so neighbourhoods stay apart and survive the dedup pass."""
+        band = self.in_band()
+        close = self.close()
+        nb: dict[int, list[tuple[float, int]]] = defaultdict(list)
+        near: dict[int, set[int]] = defaultdict(set)
+        dup: set[tuple[int, int]] = set()
+        for a, b, w, ok, c, o in zip(self.left.tolist(), self.right.tolist(), self.weighted.tolist(), band.tolist(),
+                                     close.tolist(), self.overlap.tolist()):
+            if a in self.blocked or b in self.blocked:
+                continue
+            if ok:
+                nb[a].append((w, b))
+                nb[b].append((w, a))
+            if c:
+                near[a].add(b)
+                near[b].add(a)
+            if o >= self.dup_threshold or not ok and c:
+                dup.add((min(a, b), max(a, b)))
+        taken: set[int] = set()
+        out: list[list[int]] = []
+        for seed_pos in range(len(self.positions)):
+            if len(taken) >= target:
+                break
+            if seed_pos in taken or seed_pos in self.blocked or not nb.get(seed_pos) or near[seed_pos] & taken:
+                continue
+            hood = [seed_pos]
+            for _, b in sorted(nb[seed_pos], key=lambda t: (-t[0], t[1])):
+                if len(hood) > max_neighbours or (len(hood) > 1 and len(taken) + len(hood) >= target):
+                    break
+                if b in taken or near[b] & taken or any((min(b, h), max(b, h)) in dup for h in hood):
+                    continue
+                hood.append(b)
+            if len(hood) > 1:
+                taken.update(hood)
+                out.append([self.positions[h] for h in hood])
+        return out
+
+    def groups_and_pairs(self, ids: Sequence[str], positions: Sequence[int]
+                         ) -> tuple[list[str], list[tuple[str, str, float, float]]]:
+        """For the kept sources (``ids`` with their corpus ``positions``): a split group each (connected
+        components of the in-band pairs among them, named after their first member; a source with no
+        in-band pair is its own group) and the in-band pairs ``(id_a, id_b, weighted, overlap)``."""
+        from neardup.cluster import connected_components
+
+        local = {pos: k for k, pos in enumerate(self.positions)}
+        kept = {local[p]: j for j, p in enumerate(positions) if p in local}
+        band = self.in_band()
+        la: list[int] = []
+        lb: list[int] = []
+        pairs: list[tuple[str, str, float, float]] = []
+        for a, b, w, o, ok in zip(self.left.tolist(), self.right.tolist(), self.weighted.tolist(),
+                                  self.overlap.tolist(), band.tolist()):
+            if ok and a in kept and b in kept:
+                ja, jb = sorted((kept[a], kept[b]))
+                la.append(ja)
+                lb.append(jb)
+                pairs.append((str(ids[ja]), str(ids[jb]), float(w), float(o)))
+        comp = connected_components(len(ids), np.array(la, dtype=np.int64), np.array(lb, dtype=np.int64))
+        first: dict[int, str] = {}
+        for j, c in enumerate(comp.tolist()):
+            first.setdefault(c, str(ids[j]))
+        return [first[c] for c in comp.tolist()], pairs
+
+
+def real_neighbours(texts: Sequence[str], band: tuple[float, float] = NEIGHBOUR_BAND,
+                    positions: Sequence[int] | None = None) -> NeighbourGraph:
+    """Candidate pairs of ``texts`` with their IDF-weighted and plain overlap, as a :class:`NeighbourGraph`.
+
+    Uses the source-dedup settings (:data:`~neardup.eval.benchsets.SOURCE_DEDUP_CONFIG`: word 4-grams,
+    MinHash-LSH bands for Jaccard 0.1), so the plain overlap is exactly the score ``dedup_sources``
+    compares with its threshold (0.3), and the IDF weights (power 2) come from ``texts``.
+
+    >>> g = real_neighbours(["a b c d e f g h i j k l", "a b c d e f g h x y z w", "n o p q r s t u"], (0.1, 0.9))
+    >>> g.left.tolist(), g.right.tolist(), bool(g.in_band()[0])
+    ([0], [1], False)
+    """
+    from neardup.eval.benchsets import SOURCE_DEDUP_CONFIG
+    from neardup.pipeline import candidate_pairs, prepare
+    from neardup.verify.overlap import score_pairs
+
+    n = len(texts)
+    pos = list(range(n)) if positions is None else list(positions)
+    cfg = SOURCE_DEDUP_CONFIG
+    empty = np.empty(0, np.int64)
+    if n < 2:
+        return NeighbourGraph(pos, empty, empty, np.empty(0), np.empty(0), band, float(cfg.threshold))
+    prep = prepare(Corpus(ids=[str(i) for i in range(n)], texts=list(texts)), cfg)
+    left, right, overlap, _ = candidate_pairs(prep, cfg)
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    weights, totals = prep.weights(2.0)
+    weighted = score_pairs(prep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
+    return NeighbourGraph(pos, left, right, np.asarray(weighted, np.float64), np.asarray(overlap, np.float64),
+                          band, float(cfg.threshold))
+
+
+def _neighbour_graph(corpus: Corpus, positions: Sequence[int], band: tuple[float, float], exclude: Sequence[str],
+                     text_field: str, id_field: str, say: Callable[[str], None]) -> NeighbourGraph:
+    """:func:`real_neighbours` of the texts at ``positions``; with ``exclude``, documents of in-band or
+    close pairs that are excluded (in, or near-duplicates of, those files) are blocked from neighbourhoods."""
+    t0 = time.time()
+    g = real_neighbours([corpus.texts[i] for i in positions], band)
+    g.positions = list(positions)
+    if exclude:
+        involved = sorted(set(g.left[g.close()].tolist()) | set(g.right[g.close()].tolist()))
+        keep = set(_not_excluded([corpus.ids[positions[k]] for k in involved],
+                                 [corpus.texts[positions[k]] for k in involved], exclude, text_field, id_field, say))
+        g.blocked = {k for j, k in enumerate(involved) if j not in keep}
+    say(f"neighbours: {g.left.size} MinHash candidate pairs among {len(positions)} texts "
+        f"({time.time() - t0:.0f}s)")
+    return g
 
 
 def _not_excluded(ids: Sequence[str], texts: Sequence[str], exclude: Sequence[str], text_field: str,
@@ -340,6 +575,12 @@ def build_pairs(ts: TrainingSet, neg_per_pos: float = 1.0, hard_fraction: float 
     info = {"counts": counts, "hard_fraction_target": round(hard_fraction, 4),
             "hard_fraction_realised": round(len(hard) / negs, 4) if negs else 0.0,
             "hard_pool": {"explicit": len(explicit), "mined": len(mined_k)}}
+    if ts.neighbour_negatives:  # real neighbours (load_training_set(neighbours=...)) among the hard negatives
+        nbk = {key(a, b) for a, b in ts.neighbour_negatives}
+        info["hard_pool"]["neighbour"] = len(nbk)
+        info["neighbour_negatives"] = {"explicit": sum(k == "hard" and p in nbk for p, k in hard),
+                                       "mined": sum(k == "mined" and p in nbk for p, k in hard),
+                                       "mined_pool": sum(p in nbk for p in mined_k)}
     return PairSet(np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
                    np.array([r[2] for r in rows], dtype=np.int64), [r[3] for r in rows], info)
 
@@ -397,5 +638,6 @@ def mine_hard_negatives(texts: Sequence[str], clusters: Sequence[str], method: s
     return left, right, scores
 
 
-__all__ = ["HARD_FRACTION", "MINERS", "PairSet", "TrainingSet", "build_pairs", "from_labelled", "from_records",
-           "load_training_set", "mine_hard_negatives", "positive_pairs", "split_by_cluster"]
+__all__ = ["HARD_FRACTION", "MINERS", "NEIGHBOUR_BAND", "NEIGHBOUR_MAX", "NEIGHBOUR_POOL", "NeighbourGraph", "PairSet",
+           "TrainingSet", "build_pairs", "from_labelled", "from_records", "load_training_set", "mine_hard_negatives",
+           "positive_pairs", "real_neighbours", "split_by_cluster"]

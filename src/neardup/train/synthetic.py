@@ -56,11 +56,13 @@ class SyntheticConfig:
 
 
 def make_clusters(ids: Sequence[str], texts: Sequence[str], seed: int = 0,
-                  config: SyntheticConfig | None = None, tag: str = "train") -> list[dict[str, Any]]:
+                  config: SyntheticConfig | None = None, tag: str = "train",
+                  groups: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Records ``{id, text, cluster, group, source_id, role, ops}`` for every source, copy and hard negative.
 
     ``cluster`` is the duplicate identity (a hard negative has its own), ``group`` the split unit
-    (the source id). Deterministic for a given seed and input.
+    (the source id, or ``groups[i]`` for the i-th source when given: sources that must stay on one side
+    of a split, e.g. real neighbours, share one). Deterministic for a given seed and input.
 
     >>> recs = make_clusters(["a"], ["The cat sat on the mat. It was 5 pm in London."], seed=0,
     ...                      config=SyntheticConfig(copies=(2, 2), p_hard=1.0))
@@ -73,17 +75,20 @@ def make_clusters(ids: Sequence[str], texts: Sequence[str], seed: int = 0,
     rng = random.Random(derive_seed(seed, "synthetic", tag))
     out: list[dict[str, Any]] = []
     n_hard = 0
-    for sid, text in zip(ids, texts):
+    if groups is not None and len(groups) != len(ids):
+        raise ValueError(f"groups must have one entry per source ({len(ids)}), got {len(groups)}")
+    for pos, (sid, text) in enumerate(zip(ids, texts)):
         base = str(sid)
+        group = base if groups is None else str(groups[pos])
         single = rng.random() < cfg.p_singleton
         k = 0 if single else rng.randint(cfg.copies[0], cfg.copies[1])
-        out.append({"id": base, "text": text, "cluster": base, "group": base, "source_id": base,
+        out.append({"id": base, "text": text, "cluster": base, "group": group, "source_id": base,
                     "role": "original", "ops": []})
         for j in range(k):
             preset = rng.choices(names, weights)[0]
             rid = f"{base}~{j + 1}"
             noisy = apply_noise(text, preset, seed, doc_id=rid)
-            out.append({"id": rid, "text": noisy.text, "cluster": base, "group": base, "source_id": base,
+            out.append({"id": rid, "text": noisy.text, "cluster": base, "group": group, "source_id": base,
                         "role": "copy", "ops": [preset] + noisy.ops})
         if rng.random() < cfg.p_hard:
             kind = HARD_NEGATIVE_KINDS[n_hard % len(HARD_NEGATIVE_KINDS)]
@@ -99,7 +104,7 @@ def make_clusters(ids: Sequence[str], texts: Sequence[str], seed: int = 0,
                 preset = rng.choices(names, weights)[0]
                 noisy = apply_noise(hard_text, preset, seed, doc_id=rid)
                 hard_text, ops = noisy.text, ops + [preset] + noisy.ops
-            out.append({"id": rid, "text": hard_text, "cluster": rid, "group": base, "source_id": base,
+            out.append({"id": rid, "text": hard_text, "cluster": rid, "group": group, "source_id": base,
                         "role": "hard_negative", "ops": ops})
     return out
 
