@@ -5,8 +5,8 @@ Owns the search grid and the choice of setting; must not implement stages or met
 The representation is computed once per data set; for each candidate-rule setting (for MinHash:
 LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
 candidate pairs are found and scored once, then every verification threshold is a cheap filter
-followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the
-higher threshold); it is then run, unchanged, on the test set. For ``hybrid`` the candidate pairs'
+followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the preferred
+setting, then the higher threshold); it is then run, unchanged, on the test set. For ``hybrid`` the candidate pairs'
 features are computed once and a logistic model over them is fitted on the validation split's labels
 (:mod:`neardup.verify.hybrid`); the threshold is then swept over its probability. Two fallbacks are swept
 beside it, each one of the hybrid's signals alone on the same candidates (the linear rule at weight 1,
