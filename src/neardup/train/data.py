@@ -317,8 +317,8 @@ class NeighbourGraph:
         nb: dict[int, list[tuple[float, int]]] = defaultdict(list)
         near: dict[int, set[int]] = defaultdict(set)
         dup: set[tuple[int, int]] = set()
-        for a, b, w, ok, c, o in zip(self.left.tolist(), self.right.tolist(), self.weighted.tolist(), band.tolist(),
-                                     close.tolist(), self.overlap.tolist()):
+        for a, b, w, ok, c in zip(self.left.tolist(), self.right.tolist(), self.weighted.tolist(), band.tolist(),
+                                  close.tolist()):
             if a in self.blocked or b in self.blocked:
                 continue
             if ok:
@@ -327,7 +327,7 @@ class NeighbourGraph:
             if c:
                 near[a].add(b)
                 near[b].add(a)
-            if o >= self.dup_threshold or not ok and c:
+            if c and not ok:  # too similar to be neighbours: above the band, or duplicates by the dedup rule
                 dup.add((min(a, b), max(a, b)))
         taken: set[int] = set()
         out: list[list[int]] = []
@@ -400,7 +400,7 @@ def real_neighbours(texts: Sequence[str], band: tuple[float, float] = NEIGHBOUR_
     prep = prepare(Corpus(ids=[str(i) for i in range(n)], texts=list(texts)), cfg)
     left, right, overlap, _ = candidate_pairs(prep, cfg)
     left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-    weights, totals = prep.weights(2.0)
+    weights, totals = prep.weights(cfg.verify.idf_power)
     weighted = score_pairs(prep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
     return NeighbourGraph(pos, left, right, np.asarray(weighted, np.float64), np.asarray(overlap, np.float64),
                           band, float(cfg.threshold))
@@ -411,10 +411,10 @@ def _neighbour_graph(corpus: Corpus, positions: Sequence[int], band: tuple[float
     """:func:`real_neighbours` of the texts at ``positions``; with ``exclude``, documents of in-band or
     close pairs that are excluded (in, or near-duplicates of, those files) are blocked from neighbourhoods."""
     t0 = time.time()
-    g = real_neighbours([corpus.texts[i] for i in positions], band)
-    g.positions = list(positions)
+    g = real_neighbours([corpus.texts[i] for i in positions], band, positions)
     if exclude:
-        involved = sorted(set(g.left[g.close()].tolist()) | set(g.right[g.close()].tolist()))
+        close = g.close()
+        involved = sorted(set(g.left[close].tolist()) | set(g.right[close].tolist()))
         keep = set(_not_excluded([corpus.ids[positions[k]] for k in involved],
                                  [corpus.texts[positions[k]] for k in involved], exclude, text_field, id_field, say))
         g.blocked = {k for j, k in enumerate(involved) if j not in keep}
