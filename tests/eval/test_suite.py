@@ -112,7 +112,14 @@ def test_subsample_keeps_whole_clusters() -> None:
 
 
 def test_peak_memory_sees_numpy_allocations() -> None:
+    import time
+
     with PeakMemory() as mem:
         a = np.ones(40 * 2**20 // 8)
+        # the sampler thread polls every 2 ms; on a busy machine it may not run before a quick `del`, so hold
+        # the array until it has been seen (or 10 s have passed: then the assertion below fails)
+        deadline = time.monotonic() + 10
+        while mem.read is not None and mem.peak - mem.base < 30 * 2**20 and time.monotonic() < deadline:
+            time.sleep(0.005)
         del a
     assert mem.peak_mb is None or mem.peak_mb >= 30

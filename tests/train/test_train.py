@@ -183,12 +183,16 @@ def test_time_budget_stops_training_with_a_checkpoint(tmp_path, source_texts, ti
 
 def test_crossencoder_scores_a_trained_positive_above_a_negative(tmp_path, source_texts, tiny_model):
     from neardup.train.crossencoder import train_crossencoder
-    from neardup.verify.crossencoder import CrossEncoderScorer, rerank_scores
+    from neardup.verify.crossencoder import CrossEncoderScorer, read_pair_format, rerank_scores, write_pair_format
 
     out = tmp_path / "ce"
-    rep = train_crossencoder(_tiny_cfg(source_texts, out, tiny_model, steps=40, evaluate=True, max_sources=10,
-                                       candidates=tiny_model))
+    # lr 3e-4 and 80 steps, not the tiny config's 1e-3 and 40: this random 2-layer model often collapses to one
+    # constant score at those (as MiniLM did at 1e-4 with 256-token pairs); 3e-4 x 80 learned on seeds 0-3
+    rep = train_crossencoder(_tiny_cfg(source_texts, out, tiny_model, steps=80, evaluate=True, max_sources=10,
+                                       candidates=tiny_model, lr=3e-4, mine=None))
     assert rep["loss_last"] < rep["loss_first"], rep
+    # by default a cross-encoder mines its hard negatives with the bi-encoder it re-ranks
+    assert rep["mine"] == "encoder" and rep["pairs"]["counts"]["mined"] > 0
     assert rep["validation_after"] is not None
     train, _ = split_by_cluster(load_training_set(source_texts, synthetic=True, max_sources=10, seed=0), 0.15, 0)
     pairs = build_pairs(train, seed=0)
@@ -200,6 +204,18 @@ def test_crossencoder_scores_a_trained_positive_above_a_negative(tmp_path, sourc
     assert s.shape == (10,) and ((s >= 0) & (s <= 1)).all()
     assert s[:5].mean() > s[5:].mean(), s
     assert scorer.stats["last_n_pairs"] == 10 and scorer.stats["seconds"] > 0
+    # the folder records aligned training pairs, and scoring aligns the same way: a copy with an extra
+    # lead paragraph reads exactly like the plain copy; a scorer told the model was unaligned does not align
+    assert scorer.align and read_pair_format(out) == {"align": True}
+    story = pos[0][0]
+    lead = ("Shares in the region fell in early trading as investors weighed a week of weak factory data and "
+            "warnings from exporters about slowing demand in Asia and in Europe, dealers said on Monday. ") * 2
+    aligned = scorer.score([(lead + story, story), (story, story)], batch_size=2)
+    assert aligned[0] == aligned[1]  # the same tokens
+    write_pair_format(out, False)
+    plain = CrossEncoderScorer(out).score([(lead + story, story), (story, story)], batch_size=2)
+    assert plain[0] != plain[1], plain
+    write_pair_format(out, True)
     texts = [pos[0][0], pos[0][1], neg[0][1]]
     info: dict = {}
     r = rerank_scores(texts, np.array([0, 0]), np.array([1, 2]), str(out), info=info)

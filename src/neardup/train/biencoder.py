@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
-                                  read_report, run_job, summary_line, supcon_batches, triplets, write_report)
+                                  read_report, run_job, seed_torch, summary_line, supcon_batches, triplets, write_report)
 from neardup.train.data import TrainingSet, build_pairs
 from neardup.train.loop import LoopConfig, run_loop
 
 #: AdamW peak learning rate of the bi-encoder (NEWS-COPY's setting).
 DEFAULT_LR = 2e-5
+#: Hard-negative mining when ``--mine`` is not given: MinHash's close pairs with different labels.
+DEFAULT_MINE = "minhash"
 
 
 def load_sentence_transformer(path: str | None) -> Any:
@@ -154,6 +156,7 @@ def train_biencoder(cfg: TrainConfig, log: Callable[[str], None] | None = None) 
 def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, Any]:
     timer = Timer(cfg.max_minutes)
     train, val = prepare_data(cfg, say)
+    seed_torch(cfg.seed)
     model = load_sentence_transformer(cfg.base)
     base_len = model.max_seq_length
     previous = read_report(cfg.out) if cfg.resume else None
@@ -176,7 +179,7 @@ def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, 
 
         return encode_texts(model, texts, max_tokens=cfg.max_seq_length)
 
-    mined = mined_pairs(cfg, train, encode, say)
+    mined = mined_pairs(cfg, train, encode, say, cfg.mine or DEFAULT_MINE)
     pairs = build_pairs(train, cfg.neg_per_pos, cfg.hard_fraction, mined, cfg.max_pos_per_cluster, cfg.max_pairs,
                         cfg.seed)
     c = pairs.info["counts"]
@@ -220,5 +223,5 @@ def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, 
     return report
 
 
-__all__ = ["embed_train", "features", "load_sentence_transformer", "make_loss_fn", "supcon_loss", "train_biencoder",
+__all__ = ["DEFAULT_MINE", "embed_train", "features", "load_sentence_transformer", "make_loss_fn", "supcon_loss", "train_biencoder",
            "validate"]

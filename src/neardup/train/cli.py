@@ -41,7 +41,7 @@ CkptOpt = Annotated[int, typer.Option("--checkpoint-every", help="Checkpoint eve
 ValOpt = Annotated[float, typer.Option("--val-fraction", help="Share of the documents (whole clusters) held out for validation.")]
 NegOpt = Annotated[float, typer.Option("--neg-per-pos", help="Negative pairs per positive pair.")]
 HardOpt = Annotated[float, typer.Option("--hard-fraction", help="Share of negatives that are hard (generator/labelled/mined); the rest are random.")]
-MineOpt = Annotated[str, typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none.")]
+MineOpt = Annotated[Optional[str], typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none (default: minhash for a bi-encoder; for a cross-encoder, encoder = the --candidates bi-encoder's neighbours).")]
 MaxSourcesOpt = Annotated[Optional[int], typer.Option("--max-sources", help="With --synthetic: source texts sampled (each becomes a cluster).")]
 NeighboursOpt = Annotated[float, typer.Option("--neighbours", help="With --synthetic: share of the sources drawn together with their real nearest neighbours in the file (MinHash candidates, IDF-weighted overlap 0.15-0.6, not duplicates by the source-dedup rule); each such pair becomes two clusters, an explicit hard negative and one split group. 0 = off.")]
 MaxPairsOpt = Annotated[Optional[int], typer.Option("--max-pairs", help="Cap on training pairs.")]
@@ -106,6 +106,7 @@ def _config(kind: str, **kw: Any) -> Any:
         mine=kw["mine"], max_sources=kw["max_sources"], neighbours=kw["neighbours"], max_pairs=kw["max_pairs"],
         exclude=tuple(str(p) for p in (kw["exclude"] or ())), seed=kw["seed"], evaluate=not kw["no_eval"],
         eval_max_tokens=kw["eval_max_tokens"], candidates=kw.get("candidates"), rerank_floor=kw.get("rerank_floor"),
+        align_pairs=kw.get("align", True),
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
 
 
@@ -143,7 +144,7 @@ def biencoder(
     val_fraction: ValOpt = 0.15,
     neg_per_pos: NegOpt = 1.0,
     hard_fraction: HardOpt = 2 / 3,
-    mine: MineOpt = "minhash",
+    mine: MineOpt = None,
     max_sources: MaxSourcesOpt = 300,
     neighbours: NeighboursOpt = 0.0,
     max_pairs: MaxPairsOpt = None,
@@ -170,6 +171,7 @@ def crossencoder(
     base: BaseOpt = None,
     candidates: Annotated[Optional[str], typer.Option("--candidates", help="Bi-encoder folder whose neighbours are re-ranked in validation (default: the packaged model).")] = None,
     rerank_floor: Annotated[Optional[float], typer.Option("--rerank-floor", help="Cosine floor of the validation candidates (default: keep 98% of the true pairs).")] = None,
+    align: Annotated[bool, typer.Option("--align/--no-align", help="Cut each pair so both texts start on the same passage (a dropped lead or an added headline otherwise shows the model different text on each side); recorded in OUT and applied when scoring.")] = True,
     max_minutes: MaxMinutesOpt = None,
     resume: ResumeOpt = False,
     epochs: EpochsOpt = 1,
@@ -184,7 +186,7 @@ def crossencoder(
     val_fraction: ValOpt = 0.15,
     neg_per_pos: NegOpt = 1.0,
     hard_fraction: HardOpt = 2 / 3,
-    mine: MineOpt = "minhash",
+    mine: MineOpt = None,
     max_sources: MaxSourcesOpt = 300,
     neighbours: NeighboursOpt = 0.0,
     max_pairs: MaxPairsOpt = None,

@@ -59,7 +59,7 @@ class TrainConfig:
     val_fraction: float = 0.15
     neg_per_pos: float = 1.0
     hard_fraction: float = HARD_FRACTION
-    mine: str = "minhash"
+    mine: str | None = None  # None: DEFAULT_MINE of the trainer (bi-encoder: minhash; cross-encoder: encoder)
     mine_k: int = 5
     max_sources: int | None = 300
     neighbours: float = 0.0  # with synthetic: share of sources drawn with their real neighbours (0 = off)
@@ -75,6 +75,7 @@ class TrainConfig:
     candidates: str | None = None
     rerank_k: int = 20
     rerank_floor: float | None = None
+    align_pairs: bool = True  # cross-encoder: cut pairs so both sides start on the same passage (align_pair)
     threads: int | None = None
     progress: bool = True
     stop_at_step: int | None = None
@@ -88,7 +89,7 @@ class TrainConfig:
                 raise ConfigError(msg)
 
         check(self.loss in LOSSES, f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        check(self.mine in MINERS, f"--mine must be one of {', '.join(MINERS)}, got {self.mine!r}")
+        check(self.mine is None or self.mine in MINERS, f"--mine must be one of {', '.join(MINERS)}, got {self.mine!r}")
         check(self.batch_size >= 2, f"--batch-size must be >= 2, got {self.batch_size}")
         check(self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}")
         check(self.steps is None or self.steps >= 1, f"--steps must be >= 1, got {self.steps}")
@@ -112,10 +113,13 @@ class TrainConfig:
     def fingerprint(self, *arrays: np.ndarray) -> str:
         """Hash of everything that decides the batches and the schedule (not budget, resume or output)."""
         skip = {"out", "max_minutes", "resume", "checkpoint_every", "evaluate", "eval_max_tokens", "eval_k",
-                "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra"}
+                "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra",
+                "align_pairs"}  # the cross-encoder hashes alignment with its pairs (bi-encoders ignore it)
         if not self.neighbours:  # off: the same fingerprint as before the option existed
             skip |= {"neighbours", "neighbour_band", "neighbour_max"}
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+        if d.get("mine") is None:  # the trainer's default; the mined pairs themselves are hashed with the arrays
+            d["mine"] = "minhash"
         h = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=16)
         for a in arrays:
             h.update(np.ascontiguousarray(a).tobytes())
@@ -153,9 +157,10 @@ def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[Training
 
 
 def mined_pairs(cfg: TrainConfig, train: TrainingSet, encode: Callable[[list[str]], np.ndarray] | None,
-                say: Callable[[str], None]) -> list[tuple[int, int]]:
-    """Hard negatives mined on the training split by MinHash and/or the current encoder (closest first)."""
-    methods = {"minhash": ["minhash"], "encoder": ["encoder"], "both": ["minhash", "encoder"], "none": []}[cfg.mine]
+                say: Callable[[str], None], mine: str) -> list[tuple[int, int]]:
+    """Hard negatives mined on the training split by MinHash and/or ``encode`` (closest first); ``mine`` is
+    ``cfg.mine`` resolved by the trainer."""
+    methods = {"minhash": ["minhash"], "encoder": ["encoder"], "both": ["minhash", "encoder"], "none": []}[mine]
     out: list[tuple[int, int]] = []
     seen: set[tuple[int, int]] = set()
     for m in methods:
@@ -355,6 +360,15 @@ def torch_threads(threads: int | None) -> Iterator[int]:
         torch.set_num_threads(old)
 
 
+def seed_torch(seed: int) -> None:
+    """Seed torch's generator from the run's seed before a model is built, so a new head's initial weights
+    and the dropout masks are the same on every run of the same settings (not whatever the process drew
+    before)."""
+    import torch
+
+    torch.manual_seed(derive_seed(seed, "torch") % (2**63))
+
+
 def set_threads(threads: int | None) -> int:
     """Set torch's CPU threads: ``threads``, or (None) the cores not already busy (1-minute load average),
     at least 1. On a shared machine, threads that outnumber the free cores make every step several times
@@ -373,5 +387,5 @@ def set_threads(threads: int | None) -> int:
 
 
 __all__ = ["LOSSES", "REPORT_FILE", "Timer", "TrainConfig", "atomic_save", "brief", "mined_pairs", "negatives_by_cluster",
-           "pair_batches", "prepare_data", "read_report", "set_threads", "summary_line", "torch_threads", "supcon_batches", "triplets",
+           "pair_batches", "prepare_data", "read_report", "seed_torch", "set_threads", "summary_line", "torch_threads", "supcon_batches", "triplets",
            "write_report"]

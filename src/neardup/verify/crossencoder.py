@@ -5,12 +5,20 @@ Owns loading a trained cross-encoder (``neardup train crossencoder``; a sentence
 cluster. Used by the ``rerank`` method: bi-encoder candidates above a loose cosine floor are re-scored
 here and the pipeline's threshold applies to this probability. torch and sentence-transformers are
 imported only when a scorer is built. Local folders only: nothing is ever downloaded.
+
+A cross-encoder reads only the first ``max_length`` tokens of the pair (about 120 tokens of each text at
+the default 256), so a copy whose lead paragraph was dropped, or that starts with an added headline,
+shows it a different passage on each side. :func:`align_pair` cuts the text in which the other's
+opening reappears so both sides start on the same passage; training (``neardup train crossencoder``)
+and scoring prepare pairs the same way, and the model folder records it (:data:`PAIR_FORMAT_FILE`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -24,6 +32,84 @@ from neardup.represent.encoder import require_extra
 
 #: Characters of each text handed to the tokenizer (the model reads max_length tokens of the pair anyway).
 MAX_CHARS = 20_000
+#: File in a cross-encoder folder recording how its training pairs were prepared (absent: as given).
+PAIR_FORMAT_FILE = "neardup_pairs.json"
+#: Characters of a text's opening that :func:`align_pair` looks for in the other text (~120 tokens).
+ALIGN_HEAD = 500
+#: Containment gain (share of the opening's character trigrams) a cut must bring over not cutting.
+ALIGN_GAIN = 0.15
+#: Cut points considered: the start and every sentence or line boundary, up to this many.
+ALIGN_MAX_STARTS = 256
+_BOUNDARY = re.compile(r"(?<=[.!?\n])\s+")
+
+
+def _fold(text: str) -> str:
+    low = text.lower()
+    return low if len(low) == len(text) else text
+
+
+def _locate(opening: str, text: str, head: int) -> tuple[float, float, int]:
+    """How much of ``opening`` (its character trigrams) the ``head`` characters of ``text`` hold at its
+    start, and at the best sentence boundary: ``(at_start, best, best_start)``."""
+    if len(opening) < 3 or len(text) < 3:
+        return 0.0, 0.0, 0
+    grams = {opening[i : i + 3] for i in range(len(opening) - 2)}
+    hits = np.fromiter((text[i : i + 3] in grams for i in range(len(text) - 2)), dtype=np.int32, count=len(text) - 2)
+    csum = np.concatenate([[0], np.cumsum(hits)])
+    width = len(opening) - 2
+    starts = np.array([0] + [m.end() for m in _BOUNDARY.finditer(text, 0, max(0, len(text) - 3))][: ALIGN_MAX_STARTS - 1])
+    ends = np.minimum(starts + width, hits.size)
+    share = (csum[ends] - csum[starts]) / width
+    best = int(np.argmax(share))  # the first of equal shares: the earliest cut
+    return float(share[0]), float(share[best]), int(starts[best])
+
+
+def align_pair(a: str, b: str, head: int = ALIGN_HEAD, gain: float = ALIGN_GAIN) -> tuple[str, str]:
+    """``(a, b)`` with one of them cut at a sentence boundary when the other's opening reappears there.
+
+    The opening (``head`` characters) of each text is looked for in the other, by the share of its
+    character trigrams found in a window of the same length starting at each sentence or line boundary.
+    The better of the two cuts is made when it holds at least ``gain`` more of the opening than the
+    uncut start; otherwise the pair is returned unchanged. Order is kept.
+
+    >>> lead, story = "Markets fell sharply today. ", "The central bank raised rates by half a point on Tuesday."
+    >>> align_pair(story, lead + story) == (story, story)
+    True
+    >>> align_pair("One story about rain.", "Another about sun.")
+    ('One story about rain.', 'Another about sun.')
+    """
+    fa, fb = _fold(a[: head + MAX_CHARS]), _fold(b[: head + MAX_CHARS])
+    a0, a_best, a_at = _locate(fa[:head], fb, head)  # a's opening inside b: cut b
+    b0, b_best, b_at = _locate(fb[:head], fa, head)  # b's opening inside a: cut a
+    base = max(a0, b0)
+    if max(a_best, b_best) < base + gain:
+        return a, b
+    return (a, b[a_at:]) if a_best >= b_best else (a[b_at:], b)
+
+
+def read_pair_format(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """How a cross-encoder folder's training pairs were prepared (``{"align": bool}``; absent file: no alignment)."""
+    f = Path(path) / PAIR_FORMAT_FILE
+    if not f.exists():
+        return {"align": False}
+    try:
+        fmt = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{f}: unreadable pair format ({e}); re-save it or delete it to score pairs unaligned") from e
+    if not isinstance(fmt, dict) or not isinstance(fmt.get("align"), bool):
+        raise ValueError(f"{f}: field 'align' must be true or false")
+    return fmt
+
+
+def write_pair_format(path: str | os.PathLike[str], align: bool) -> None:
+    """Record in a cross-encoder folder how its pairs are prepared (written by the trainer)."""
+    (Path(path) / PAIR_FORMAT_FILE).write_text(json.dumps({"align": align}) + "\n", encoding="utf-8")
+
+
+def prepare_pairs(pairs: Sequence[tuple[str, str]], align: bool) -> list[tuple[str, str]]:
+    """The model's view of each pair: clipped to :data:`MAX_CHARS` characters a side, aligned if ``align``."""
+    clipped = [(a[:MAX_CHARS], b[:MAX_CHARS]) for a, b in pairs]
+    return [align_pair(a, b) for a, b in clipped] if align else clipped
 
 
 class CrossEncoderScorer:
@@ -56,6 +142,7 @@ class CrossEncoderScorer:
         if max_length is not None:
             self.model.max_seq_length = max_length
         self.path = p
+        self.align = bool(read_pair_format(p)["align"])
         self.stats: dict[str, float] = {"n_pairs": 0, "seconds": 0.0, "last_n_pairs": 0, "last_seconds": 0.0}
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16, progress: bool = False) -> np.ndarray:
@@ -64,8 +151,7 @@ class CrossEncoderScorer:
         if len(pairs) == 0:
             out = np.zeros(0, dtype=np.float32)
         else:
-            clipped = [(a[:MAX_CHARS], b[:MAX_CHARS]) for a, b in pairs]
-            scores = self.model.predict(clipped, batch_size=batch_size, show_progress_bar=progress,
+            scores = self.model.predict(prepare_pairs(pairs, self.align), batch_size=batch_size, show_progress_bar=progress,
                                         convert_to_numpy=True)
             out = np.asarray(scores, dtype=np.float32).reshape(-1)
         dt = time.perf_counter() - t0
@@ -127,4 +213,5 @@ def rerank_scores(texts: Sequence[str], left: np.ndarray, right: np.ndarray, cro
     return scores
 
 
-__all__ = ["CrossEncoderScorer", "load_scorer", "rerank_scores"]
+__all__ = ["ALIGN_GAIN", "ALIGN_HEAD", "PAIR_FORMAT_FILE", "CrossEncoderScorer", "align_pair", "load_scorer",
+           "prepare_pairs", "read_pair_format", "rerank_scores", "write_pair_format"]
