@@ -4,7 +4,7 @@ Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloa
 
     python benchmarks/bench_train.py [--work DIR] [--max-sources 300] [--bbc-val 120]
         [--bbc-test 120] [--threads N] [--lr 2e-5] [--epochs 1] [--ce-epochs 3] [--max-minutes M] [--reuse]
-        [--neighbours FRACTION] [--ce-mine encoder|minhash|both|none] [--no-align] [--ce-from-bi]
+        [--neighbours FRACTION] [--ce-mine encoder|minhash|both|none] [--no-align] [--ce-from-packaged]
 
 Protocol (thresholds are always chosen on a validation set and applied unchanged to the test set):
 
@@ -31,8 +31,9 @@ Protocol (thresholds are always chosen on a validation set and applied unchanged
 * Methods: ``biencoder`` with the packaged all-MiniLM-L6-v2 (off the shelf) and with the fine-tuned
   model (1 epoch, lr 2e-5); ``rerank``: the fine-tuned bi-encoder's 20 nearest neighbours above a cosine
   floor (candidates: the highest floor keeping 98% of the validation duplicate pairs) re-scored by the
-  trained cross-encoder (3 epochs, lr 3e-5, head 1e-3, 256-token pairs, aligned on a shared opening,
-  hard negatives mined with the fine-tuned bi-encoder: ``--ce-mine``, ``--no-align``); a pair is kept
+  trained cross-encoder (started from the fine-tuned bi-encoder's weights, 3 epochs, lr 3e-5, head 1e-3,
+  256-token pairs, aligned on a shared opening, hard negatives mined with the fine-tuned bi-encoder:
+  ``--ce-from-packaged``, ``--ce-mine``, ``--no-align``); a pair is kept
   when its cosine reaches a floor and its probability a threshold, both chosen on validation.
   Embeddings use 512 tokens per text, as the pipeline does. "oracle" = best threshold on the test set
   itself (an upper bound, for context only).
@@ -158,13 +159,14 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="re-use trained models with a complete report")
     ap.add_argument("--ce-mine", default=None, help="cross-encoder hard-negative mining (train --mine; default "
                     "encoder: the fine-tuned bi-encoder's neighbours) | minhash | both | none")
-    ap.add_argument("--ce-from-bi", action="store_true", help="start the cross-encoder from the fine-tuned bi-encoder's "
-                    "weights (train crossencoder --base BI_DIR) instead of the packaged model")
+    ap.add_argument("--ce-from-packaged", action="store_true", help="start the cross-encoder from the packaged model "
+                    "(train crossencoder --base PACKAGED) instead of the fine-tuned bi-encoder it re-ranks (the default)")
     ap.add_argument("--no-align", action="store_true", help="train the cross-encoder on unaligned pairs (train --no-align)")
     ap.add_argument("--neighbours", type=float, default=0.0,
                     help="share of training sources drawn with their real neighbours (0 = off; train --neighbours)")
     args = ap.parse_args()
     work: Path = args.work
+    from neardup.represent.transformer import default_model_path
     log(f"torch threads: {set_threads(args.threads)}")
     paths = make_data(work, args.bbc_val, args.bbc_test, args.seed)
     bi_dir, ce_dir = work / f"bi-{args.loss}", work / "ce"
@@ -173,7 +175,7 @@ def main() -> None:
     bi_cfg = TrainConfig(out=str(bi_dir), loss=args.loss, lr=args.lr, epochs=args.epochs, max_seq_length=128, max_minutes=args.max_minutes, **common)
     ce_cfg = TrainConfig(out=str(ce_dir), lr=args.ce_lr, epochs=args.ce_epochs, max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
                          mine=args.ce_mine, align_pairs=not args.no_align,
-                         base=str(bi_dir) if args.ce_from_bi else None, **common)
+                         base=str(default_model_path()) if args.ce_from_packaged else None, **common)
     reports: dict[str, Any] = {}
     for name, cfg, fn in (("biencoder", bi_cfg, "train_biencoder"), ("crossencoder", ce_cfg, "train_crossencoder")):
         prev = read_report(cfg.out)

@@ -188,10 +188,11 @@ def test_crossencoder_scores_a_trained_positive_above_a_negative(tmp_path, sourc
     out = tmp_path / "ce"
     # lr 3e-4 and 80 steps, not the tiny config's 1e-3 and 40: this random 2-layer model often collapses to one
     # constant score at those (as MiniLM did at 1e-4 with 256-token pairs); 3e-4 x 80 learned on seeds 0-3
-    rep = train_crossencoder(_tiny_cfg(source_texts, out, tiny_model, steps=80, evaluate=True, max_sources=10,
+    rep = train_crossencoder(_tiny_cfg(source_texts, out, None, steps=80, evaluate=True, max_sources=10,
                                        candidates=tiny_model, lr=3e-4, mine=None))
     assert rep["loss_last"] < rep["loss_first"], rep
-    # by default a cross-encoder mines its hard negatives with the bi-encoder it re-ranks
+    # by default a cross-encoder starts from, and mines its hard negatives with, the bi-encoder it re-ranks
+    assert rep["base"] == tiny_model
     assert rep["mine"] == "encoder" and rep["pairs"]["counts"]["mined"] > 0
     assert rep["validation_after"] is not None
     train, _ = split_by_cluster(load_training_set(source_texts, synthetic=True, max_sources=10, seed=0), 0.15, 0)

@@ -168,7 +168,7 @@ def crossencoder(
     data: DataOpt,
     out: OutOpt,
     synthetic: SyntheticOpt = False,
-    base: BaseOpt = None,
+    base: Annotated[Optional[str], typer.Option("--base", help="Starting model folder (sentence-transformers/BERT); default: the --candidates bi-encoder, else the packaged all-MiniLM-L6-v2.")] = None,
     candidates: Annotated[Optional[str], typer.Option("--candidates", help="Bi-encoder folder whose neighbours are re-ranked in validation (default: the packaged model).")] = None,
     rerank_floor: Annotated[Optional[float], typer.Option("--rerank-floor", help="Cosine floor of the validation candidates (default: keep 98% of the true pairs).")] = None,
     align: Annotated[bool, typer.Option("--align/--no-align", help="Cut each pair so both texts start on the same passage (a dropped lead or an added headline otherwise shows the model different text on each side); recorded in OUT and applied when scoring.")] = True,
