@@ -45,11 +45,8 @@ DEFAULT_LR = 3e-5
 #: Hard-negative mining when ``--mine`` is not given: the candidate bi-encoder's (``candidates``) nearest
 #: neighbours with different labels, i.e. the pairs re-ranking will actually be asked about. Measured
 #: (benchmarks/bench_train.py, aligned pairs, one seed): validation ARI after re-ranking 0.769 with MinHash
-#: mining, 0.862 with encoder mining; test ARI higher on 3 of 4 sets.
+#: mining, 0.862 with encoder mining; test ARI mixed (higher on 2 of 4 sets).
 DEFAULT_MINE = "encoder"
-# Starting weights: ``base`` if given, else the ``candidates`` bi-encoder, else the packaged model. Measured (the same
-# bench, aligned pairs, encoder mining): from the fine-tuned bi-encoder validation ARI after re-ranking 0.911 and BCE
-# 0.14 after 336 steps; from the packaged model 0.862 and 0.20.
 
 
 def load_cross_encoder(path: str | None, max_length: int) -> Any:
@@ -111,7 +108,10 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         write_report(cfg.out, {"kind": "crossencoder", "validation_before": before, "rerank_floor": floor,
                                "seconds_eval": round(eval_seconds, 1), "complete": False})
     seed_torch(cfg.seed)
-    base = cfg.base or cfg.candidates  # the encoder that re-ranking follows already knows this corpus's duplicates
+    # Starting weights: ``base``, else the bi-encoder being re-ranked (it already knows this corpus's duplicates),
+    # else the packaged model. Measured (bench_train, aligned, encoder-mined, one seed): from the fine-tuned
+    # bi-encoder BCE 0.14 and validation ARI 0.911 after 336 steps; from the packaged model 0.20 and 0.862.
+    base = cfg.base or cfg.candidates
     ce = load_cross_encoder(base, pair_len)
 
     encode = None
@@ -157,6 +157,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
                                checkpoint_every=cfg.checkpoint_every, resume=cfg.resume, deadline=deadline,
                                stop_at_step=cfg.stop_at_step, progress=cfg.progress, desc="crossencoder"),
                     fingerprint)
+
     def save(d: str) -> None:
         ce.save(d)
         write_pair_format(d, cfg.align_pairs)
@@ -168,7 +169,8 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         ce.eval()
 
         def score_pairs(items: list[tuple[str, str]]) -> np.ndarray:
-            return np.asarray(ce.predict(prepare_pairs(items, cfg.align_pairs), batch_size=16, show_progress_bar=False), dtype=np.float64).reshape(-1)
+            scores = ce.predict(prepare_pairs(items, cfg.align_pairs), batch_size=16, show_progress_bar=False)
+            return np.asarray(scores, dtype=np.float64).reshape(-1)
 
         cands = rerank_candidates(vdata, vemb, score_pairs, float(floor), k=cfg.rerank_k)
         after = brief(tune_rerank(vdata, cands)["validation"])
