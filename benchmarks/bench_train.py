@@ -64,6 +64,7 @@ sys.path.insert(0, str(REPO / "src"))
 SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 from neardup.eval.evaluate import LabelledData, load_labelled  # noqa: E402
+from neardup.represent.transformer import default_model_path  # noqa: E402
 from neardup.train.common import TrainConfig, prepare_data, read_report, set_threads  # noqa: E402
 
 
@@ -166,7 +167,6 @@ def main() -> None:
                     help="share of training sources drawn with their real neighbours (0 = off; train --neighbours)")
     args = ap.parse_args()
     work: Path = args.work
-    from neardup.represent.transformer import default_model_path
     log(f"torch threads: {set_threads(args.threads)}")
     paths = make_data(work, args.bbc_val, args.bbc_test, args.seed)
     bi_dir, ce_dir = work / f"bi-{args.loss}", work / "ce"

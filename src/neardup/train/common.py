@@ -110,16 +110,20 @@ class TrainConfig:
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
 
-    def fingerprint(self, *arrays: np.ndarray) -> str:
-        """Hash of everything that decides the batches and the schedule (not budget, resume or output)."""
+    def fingerprint(self, *arrays: np.ndarray, extra: dict[str, Any] | None = None) -> str:
+        """Hash of everything that decides the batches and the schedule (not budget, resume or output).
+
+        ``extra``: settings a trainer resolves itself (hashed only when given, so runs that did not have
+        them keep their fingerprint)."""
         skip = {"out", "max_minutes", "resume", "checkpoint_every", "evaluate", "eval_max_tokens", "eval_k",
                 "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra",
-                "align_pairs"}  # the cross-encoder hashes alignment with its pairs (bi-encoders ignore it)
+                "align_pairs"}  # only the cross-encoder reads it, and passes it in ``extra``
         if not self.neighbours:  # off: the same fingerprint as before the option existed
             skip |= {"neighbours", "neighbour_band", "neighbour_max"}
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
         if d.get("mine") is None:  # the trainer's default; the mined pairs themselves are hashed with the arrays
             d["mine"] = "minhash"
+        d.update(extra or {})
         h = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=16)
         for a in arrays:
             h.update(np.ascontiguousarray(a).tobytes())

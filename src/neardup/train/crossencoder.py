@@ -144,10 +144,11 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         logits = ce(feats)["scores"].reshape(-1)
         return bce(logits, torch.as_tensor(pairs.label[rows], dtype=torch.float32))
 
-    # alignment changes what the model reads; unaligned runs keep the fingerprint they had before the option
-    fingerprint = cfg.fingerprint(np.stack([pairs.a, pairs.b, pairs.label]), swap,
-                                  *([np.frombuffer(b"aligned", dtype=np.uint8)] if cfg.align_pairs else []),
-                                  *([np.frombuffer(f"base:{base}".encode(), dtype=np.uint8)] if base and not cfg.base else []))
+    # alignment and a base taken from --candidates change what is trained; runs without them keep their fingerprint
+    resolved = {"align_pairs": True} if cfg.align_pairs else {}
+    if base and not cfg.base:
+        resolved["base"] = base
+    fingerprint = cfg.fingerprint(np.stack([pairs.a, pairs.b, pairs.label]), swap, extra=resolved)
     deadline = None
     if timer.deadline is not None:
         deadline = timer.deadline - (1.5 * eval_seconds if cfg.evaluate else 0.0) - 15.0

@@ -48,9 +48,9 @@ def _fold(text: str) -> str:
     return low if len(low) == len(text) else text
 
 
-def _locate(opening: str, text: str, head: int) -> tuple[float, float, int]:
-    """How much of ``opening`` (its character trigrams) the ``head`` characters of ``text`` hold at its
-    start, and at the best sentence boundary: ``(at_start, best, best_start)``."""
+def _locate(opening: str, text: str) -> tuple[float, float, int]:
+    """How much of ``opening`` (its character trigrams) a window of ``text`` as long as the opening holds at
+    the start, and at the best sentence boundary: ``(at_start, best, best_start)``."""
     if len(opening) < 3 or len(text) < 3:
         return 0.0, 0.0, 0
     grams = {opening[i : i + 3] for i in range(len(opening) - 2)}
@@ -78,9 +78,9 @@ def align_pair(a: str, b: str, head: int = ALIGN_HEAD, gain: float = ALIGN_GAIN)
     >>> align_pair("One story about rain.", "Another about sun.")
     ('One story about rain.', 'Another about sun.')
     """
-    fa, fb = _fold(a[: head + MAX_CHARS]), _fold(b[: head + MAX_CHARS])
-    a0, a_best, a_at = _locate(fa[:head], fb, head)  # a's opening inside b: cut b
-    b0, b_best, b_at = _locate(fb[:head], fa, head)  # b's opening inside a: cut a
+    fa, fb = _fold(a), _fold(b)
+    a0, a_best, a_at = _locate(fa[:head], fb)  # a's opening inside b: cut b
+    b0, b_best, b_at = _locate(fb[:head], fa)  # b's opening inside a: cut a
     base = max(a0, b0)
     if max(a_best, b_best) < base + gain:
         return a, b
@@ -142,7 +142,7 @@ class CrossEncoderScorer:
         if max_length is not None:
             self.model.max_seq_length = max_length
         self.path = p
-        self.align = bool(read_pair_format(p)["align"])
+        self.align: bool = read_pair_format(p)["align"]
         self.stats: dict[str, float] = {"n_pairs": 0, "seconds": 0.0, "last_n_pairs": 0, "last_seconds": 0.0}
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16, progress: bool = False) -> np.ndarray:
@@ -151,8 +151,8 @@ class CrossEncoderScorer:
         if len(pairs) == 0:
             out = np.zeros(0, dtype=np.float32)
         else:
-            scores = self.model.predict(prepare_pairs(pairs, self.align), batch_size=batch_size, show_progress_bar=progress,
-                                        convert_to_numpy=True)
+            scores = self.model.predict(prepare_pairs(pairs, self.align), batch_size=batch_size,
+                                        show_progress_bar=progress, convert_to_numpy=True)
             out = np.asarray(scores, dtype=np.float32).reshape(-1)
         dt = time.perf_counter() - t0
         self.stats.update(last_n_pairs=len(pairs), last_seconds=dt, n_pairs=self.stats["n_pairs"] + len(pairs),
