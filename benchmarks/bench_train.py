@@ -165,13 +165,15 @@ def main() -> None:
     ap.add_argument("--no-align", action="store_true", help="train the cross-encoder on unaligned pairs (train --no-align)")
     ap.add_argument("--neighbours", type=float, default=0.0,
                     help="share of training sources drawn with their real neighbours (0 = off; train --neighbours)")
+    ap.add_argument("--hard-kinds", default=None, help="generated hard negatives, comma-separated (train --hard-kinds)")
     args = ap.parse_args()
     work: Path = args.work
     log(f"torch threads: {set_threads(args.threads)}")
     paths = make_data(work, args.bbc_val, args.bbc_test, args.seed)
     bi_dir, ce_dir = work / f"bi-{args.loss}", work / "ce"
     common = dict(data=str(paths["reuters"]), synthetic=True, max_sources=args.max_sources, exclude=(str(paths["day"]),),
-                  seed=args.seed, threads=args.threads, progress=True, neighbours=args.neighbours)
+                  seed=args.seed, threads=args.threads, progress=True, neighbours=args.neighbours,
+                  hard_kinds=tuple(args.hard_kinds.split(",")) if args.hard_kinds else None)
     bi_cfg = TrainConfig(out=str(bi_dir), loss=args.loss, lr=args.lr, epochs=args.epochs, max_seq_length=128, max_minutes=args.max_minutes, **common)
     ce_cfg = TrainConfig(out=str(ce_dir), lr=args.ce_lr, epochs=args.ce_epochs, max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
                          mine=args.ce_mine, align_pairs=not args.no_align,

@@ -352,6 +352,43 @@ def test_template_sibling_keeps_template_changes_facts() -> None:
     assert o.count(a) == 2 and o.count(b.rstrip(".")) == 2 and "Anna" not in o
 
 
+def test_entity_swap_changes_an_entity_and_some_figures_keeps_the_template() -> None:
+    notice = ("FRANKLIN MICHIGAN INSURED SETS PAYOUT\n\nFranklin Michigan Insured Tax-Free Fund said it set a "
+              "monthly dividend of 6.9 cts vs 6.9 cts prior, payable March 31 to holders of record March 16, "
+              "and that assets rose to 412 mln dlrs.")
+    words = re.compile(r"[A-Za-z]+")
+    overlap = {"entity_swap": [], "template_sibling": []}
+    for seed in range(20):
+        overlap["template_sibling"].append(ngram_jaccard(notice, make_hard_negative(notice, "template_sibling", seed).text, 3))
+        res = make_hard_negative(notice, "entity_swap", seed)
+        out = res.text
+        assert res.ops[0] == "entity_swap" and out != notice
+        n_names = int(res.ops[1].split(":")[1])
+        assert 1 <= n_names <= 2
+        # only words among the first four names change, in every case variant and consistently
+        changed = {(a, b) for a, b in zip(words.findall(notice), words.findall(out)) if a != b}
+        firsts = {"franklin", "michigan", "insured", "sets"}
+        assert changed and {a.lower() for a, _ in changed} <= firsts
+        assert len({a.lower() for a, _ in changed}) == n_names
+        for a, b in changed:
+            assert (a.isupper() and len(a) > 1) == b.isupper()
+            new = {y.lower() for x, y in changed if x.lower() == a.lower()}
+            assert len(new) == 1 and a.lower() not in {w.lower() for w in words.findall(out)}
+        assert "March" in out and "monthly dividend" in out and "PAYOUT" in out  # months and template stay
+        # about half the figures, never none of them
+        before, after = NUM.findall(notice), NUM.findall(out)
+        n_num = sum(x != y for x, y in zip(before, after))
+        assert len(before) == len(after) and 1 <= n_num <= len(before)
+        assert res.ops[2] == f"change_numbers:{n_num}"
+        overlap["entity_swap"].append(ngram_jaccard(notice, out, 3))
+    # a near twin, the point of this kind: far closer to its source than a full template sibling
+    assert min(overlap["entity_swap"]) > max(overlap["template_sibling"])
+    assert sum(overlap["entity_swap"]) / 20 > 2 * sum(overlap["template_sibling"]) / 20
+    # nothing to swap: an update instead, never the text itself
+    plain = make_hard_negative("the cat sat on the mat all afternoon", "entity_swap", 0)
+    assert plain.text.startswith("the cat sat on the mat all afternoon\n\n") and "append_sentences" in plain.ops[-1]
+
+
 def test_same_event_rewrite_is_similar_topic_different_text() -> None:
     res = make_hard_negative(SAMPLE, "same_event_rewrite", 1, pool=[SAMPLE2, SAMPLE])
     assert res.text != SAMPLE

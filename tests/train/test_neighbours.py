@@ -173,12 +173,20 @@ def test_config_and_cli_option(tmp_path, neighbour_corpus, tiny_model):
         TrainConfig(data=str(path), out=str(tmp_path), synthetic=True, neighbours=1.5)
     base = TrainConfig(data=str(path), out=str(tmp_path), synthetic=True)
     assert base.fingerprint() != TrainConfig(data=str(path), out=str(tmp_path), synthetic=True, neighbours=0.3).fingerprint()
+    with pytest.raises(ConfigError, match="--hard-kinds"):
+        TrainConfig(data=str(path), out=str(tmp_path), synthetic=True, hard_kinds=("entity_swap", "typo"))
+    with pytest.raises(ConfigError, match="--hard-kinds"):
+        TrainConfig(data=str(path), out=str(tmp_path), hard_kinds=("entity_swap",))  # needs --synthetic
+    assert base.fingerprint() != TrainConfig(data=str(path), out=str(tmp_path), synthetic=True,
+                                             hard_kinds=("entity_swap",)).fingerprint()
     res = CliRunner().invoke(train_app, ["biencoder", "--data", str(path), "--synthetic", "--base", tiny_model,
                                          "--out", str(tmp_path / "cli"), "--steps", "1", "--batch-size", "4",
                                          "--max-sources", "24", "--neighbours", "0.5", "--exclude", str(exclude),
+                                         "--hard-kinds", "entity_swap, update",
                                          "--max-seq-length", "32", "--threads", "1", "--no-eval", "--quiet",
                                          "--format", "json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout.strip().splitlines()[-1])
     assert report["data"]["n_neighbour_pairs"] >= 4 and report["data"]["neighbours"] == 0.5
+    assert report["data"]["hard_kinds"] == ["entity_swap", "update"]
     assert report["data"]["train"]["n_neighbour_negatives"] > 0

@@ -52,6 +52,19 @@ def test_synthetic_clusters_have_copies_and_hard_negatives_in_their_source_group
     assert ts.negatives and all(ts.clusters[a] != ts.clusters[b] for a, b in ts.negatives)
 
 
+def test_hard_negative_kinds_are_chosen_by_config():
+    texts = [f"Sales rose {i}% at Acme Corp in May, said Jo Ray of Leeds. " * 3 for i in range(1, 7)]
+    kinds = lambda cfg: [r["ops"][0].split(":")[1].split("+")[0]  # noqa: E731
+                         for r in make_clusters([str(i) for i in range(6)], texts, seed=2, config=cfg)
+                         if r["role"] == "hard_negative"]
+    assert kinds(SyntheticConfig(p_hard=1.0)) == ["update", "same_event_rewrite", "template_sibling"] * 2
+    assert kinds(SyntheticConfig(p_hard=1.0, hard_kinds=("entity_swap", "update"))) == ["entity_swap", "update"] * 3
+    with pytest.raises(ValueError, match="hard_kinds"):
+        SyntheticConfig(hard_kinds=("entity_swap", "typo"))
+    with pytest.raises(ValueError, match="hard_kinds"):
+        SyntheticConfig(hard_kinds=())
+
+
 def test_split_is_by_cluster_never_by_pair(synthetic_set):
     train, val = split_by_cluster(synthetic_set, 0.3, seed=3)
     assert len(train) + len(val) == len(synthetic_set)

@@ -73,6 +73,7 @@ import numpy as np
 import xxhash
 
 __all__ = [
+    "ALL_HARD_NEGATIVE_KINDS",
     "HOMOGLYPHS",
     "HOMOGLYPH_FOLD",
     "INVISIBLE_CHARS",
@@ -97,7 +98,7 @@ __all__ = [
     "strip_invisible",
     # ops (also reachable through OPS) and hard negatives
     "abridge", "add_boilerplate", "add_byline", "add_dateline", "add_headline", "case_change",
-    "char_drop", "drop_lead", "homoglyph", "hyphenate", "invisible", "junk_words", "ocr_confusion",
+    "char_drop", "drop_lead", "entity_swap", "homoglyph", "hyphenate", "invisible", "junk_words", "ocr_confusion",
     "punctuation", "quotes", "same_event_rewrite", "sentence_delete", "sentence_insert",
     "sentence_swap", "spacing", "template_sibling", "typo", "update", "whitespace", "word_delete",
     "word_insert", "word_repeat", "word_substitute", "word_swap",
@@ -1105,6 +1106,58 @@ def template_sibling(text: str, rng: random.Random, rate: float = 1.0) -> str:
     return _template_sibling(text, rng, rate)[0]
 
 
+def _entity_swap(text: str, rng: random.Random) -> tuple[str, list[str]]:
+    # One or two of the first four names (the entity a notice is about comes first: FRANKLIN MICHIGAN
+    # INSURED SETS PAYOUT) in every case variant, so a headline's MICHIGAN follows the body's Michigan, and
+    # about half the figures change; later template words, days and months stay.
+    names = [w for w in _names_in(text) if w not in _DAYS and w not in _MONTHS]
+    numbers = list(_NUMBER_RE.finditer(text))
+    if not names and not numbers:
+        return _update(text, rng)
+    out, n_names = text, 0
+    if names:
+        folded = list(dict.fromkeys(w.lower() for w in names))[:4]
+        picks = rng.sample(folded, min(len(folded), 1 if len(folded) < 3 else rng.randint(1, 2)))
+        taken = {w.lower() for w in _CAPWORD_RE.findall(text)}
+        pool = [n for n in _NAMES if n.lower() not in taken]
+        mapping = {w: rng.choice(pool) for w in picks}
+
+        def rename(m: re.Match[str]) -> str:
+            w = m.group()
+            new = mapping.get(w.lower())
+            if new is None:
+                return w
+            return new.upper() if len(w) > 1 and w.isupper() else new
+        out = re.sub(r"\b[A-Za-z]+\b", rename, out)
+        n_names = len(mapping)
+    changed = 0
+    if numbers:
+        # chosen before the names changed; names hold no digits, so the spans are those of ``out``
+        numbers = list(_NUMBER_RE.finditer(out))
+        keep = [rng.random() < 0.5 for _ in numbers]
+        if all(keep):
+            keep[rng.randrange(len(numbers))] = False
+        edits = [(m.start(), m.end(), _new_number(m.group(), rng)) for m, k in zip(numbers, keep) if not k]
+        out, changed = _apply_edits(out, edits), len(edits)
+    return out, [f"replace_names:{n_names}", f"change_numbers:{changed}"]
+
+
+def entity_swap(text: str, rng: random.Random, rate: float = 1.0) -> str:
+    """Hard negative, a *near* template sibling: one or two names and about half the figures replaced.
+
+    Real wire template siblings (a fund family's dividend notices, one line per fund) share the template
+    words and differ in an entity and a figure or two; :func:`template_sibling` replaces every name and
+    number, which leaves an all-capitals headline unrecognisable. ``rate`` is unused (the shape is fixed).
+
+    >>> out = entity_swap("FRANKLIN OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 31.", random.Random(1))
+    >>> out.startswith("FRANKLIN") or "SETS PAYOUT" in out, "March" in out, out != "FRANKLIN OHIO FUND..."
+    (True, True, True)
+    """
+    if not text.strip():
+        return text
+    return _entity_swap(text, rng)[0]
+
+
 def _same_event_rewrite(text: str, rng: random.Random, rate: float = 0.5,
                         pool: Sequence[str] | None = None) -> tuple[str, list[str]]:
     own = _sentences(text)
@@ -1161,7 +1214,10 @@ def same_event_rewrite(text: str, rng: random.Random, rate: float = 0.5,
     return _same_event_rewrite(text, rng, rate, pool)[0]
 
 
+#: The hard negatives of the benchmark sets (cycled in this order; changing it changes every shared set).
 HARD_NEGATIVE_KINDS: tuple[str, ...] = ("update", "same_event_rewrite", "template_sibling")
+#: Every kind :func:`make_hard_negative` makes.
+ALL_HARD_NEGATIVE_KINDS: tuple[str, ...] = HARD_NEGATIVE_KINDS + ("entity_swap",)
 
 # --------------------------------------------------------------------------------------------
 # Registry, specs and presets
@@ -1360,13 +1416,14 @@ def apply_noise(text: str, preset: str | NoiseSpec, seed: int, doc_id: str = "")
 
 def make_hard_negative(text: str, kind: str, seed: int, pool: Sequence[str] | None = None,
                        doc_id: str = "") -> NoisyText:
-    """A similar-looking NON-duplicate: ``kind`` in ``update``, ``same_event_rewrite``, ``template_sibling``.
+    """A similar-looking NON-duplicate: ``kind`` in ``update``, ``same_event_rewrite``, ``template_sibling``,
+    ``entity_swap``.
 
     >>> make_hard_negative("Sales rose 5% at Acme, said Jo Ray.", "template_sibling", 0).ops
     ['template_sibling', 'replace_names:3', 'change_numbers:1']
     """
-    if kind not in HARD_NEGATIVE_KINDS:
-        raise ValueError(f"unknown hard-negative kind {kind!r}; known: {', '.join(HARD_NEGATIVE_KINDS)}")
+    if kind not in ALL_HARD_NEGATIVE_KINDS:
+        raise ValueError(f"unknown hard-negative kind {kind!r}; known: {', '.join(ALL_HARD_NEGATIVE_KINDS)}")
     if not text.strip():
         return NoisyText(text, [])
     key = doc_id if doc_id else f"crc:{xxhash.xxh64_hexdigest(text.encode('utf-8', 'surrogatepass'))}"
@@ -1375,6 +1432,8 @@ def make_hard_negative(text: str, kind: str, seed: int, pool: Sequence[str] | No
         out, ops = _update(text, rng)
     elif kind == "template_sibling":
         out, ops = _template_sibling(text, rng)
+    elif kind == "entity_swap":
+        out, ops = _entity_swap(text, rng)
     else:
         out, ops = _same_event_rewrite(text, rng, 0.5, pool)
     if not out.strip():

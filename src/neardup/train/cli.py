@@ -44,6 +44,7 @@ HardOpt = Annotated[float, typer.Option("--hard-fraction", help="Share of negati
 MineOpt = Annotated[Optional[str], typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none (default: minhash for a bi-encoder; for a cross-encoder, encoder = the --candidates bi-encoder's neighbours).")]
 MaxSourcesOpt = Annotated[Optional[int], typer.Option("--max-sources", help="With --synthetic: source texts sampled (each becomes a cluster).")]
 NeighboursOpt = Annotated[float, typer.Option("--neighbours", help="With --synthetic: share of the sources drawn together with their real nearest neighbours in the file (MinHash candidates, IDF-weighted overlap 0.15-0.6, not duplicates by the source-dedup rule); each such pair becomes two clusters, an explicit hard negative and one split group. 0 = off.")]
+HardKindsOpt = Annotated[Optional[str], typer.Option("--hard-kinds", help="With --synthetic: the generated hard negatives, comma-separated, taken in turn: update, same_event_rewrite, template_sibling (every name and figure replaced), entity_swap (one or two names and about half the figures). Default: update,same_event_rewrite,template_sibling.")]
 MaxPairsOpt = Annotated[Optional[int], typer.Option("--max-pairs", help="Cap on training pairs.")]
 ExcludeOpt = Annotated[Optional[list[Path]], typer.Option("--exclude", help="Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of sampling, splits, pairs and batch order.")]
@@ -107,6 +108,7 @@ def _config(kind: str, **kw: Any) -> Any:
         exclude=tuple(str(p) for p in (kw["exclude"] or ())), seed=kw["seed"], evaluate=not kw["no_eval"],
         eval_max_tokens=kw["eval_max_tokens"], candidates=kw.get("candidates"), rerank_floor=kw.get("rerank_floor"),
         align_pairs=kw.get("align", True),
+        hard_kinds=tuple(k.strip() for k in kw["hard_kinds"].split(",") if k.strip()) if kw["hard_kinds"] is not None else None,
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
 
 
@@ -147,6 +149,7 @@ def biencoder(
     mine: MineOpt = None,
     max_sources: MaxSourcesOpt = 300,
     neighbours: NeighboursOpt = 0.0,
+    hard_kinds: HardKindsOpt = None,
     max_pairs: MaxPairsOpt = None,
     exclude: ExcludeOpt = None,
     seed: SeedOpt = 0,
@@ -189,6 +192,7 @@ def crossencoder(
     mine: MineOpt = None,
     max_sources: MaxSourcesOpt = 300,
     neighbours: NeighboursOpt = 0.0,
+    hard_kinds: HardKindsOpt = None,
     max_pairs: MaxPairsOpt = None,
     exclude: ExcludeOpt = None,
     seed: SeedOpt = 0,

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from neardup.eval.noise import derive_seed
+from neardup.eval.noise import ALL_HARD_NEGATIVE_KINDS, derive_seed
 from neardup.train.data import (HARD_FRACTION, MINERS, NEIGHBOUR_BAND, NEIGHBOUR_MAX, PairSet, TrainingSet,
                                 load_training_set, mine_hard_negatives, split_by_cluster)
 from neardup.train.loop import TrainError, latest_checkpoint
+from neardup.train.synthetic import SyntheticConfig
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
 REPORT_FILE = "train_report.json"
@@ -65,6 +66,7 @@ class TrainConfig:
     neighbours: float = 0.0  # with synthetic: share of sources drawn with their real neighbours (0 = off)
     neighbour_band: tuple[float, float] = NEIGHBOUR_BAND
     neighbour_max: int = NEIGHBOUR_MAX
+    hard_kinds: tuple[str, ...] | None = None  # with synthetic: generated hard-negative kinds (None: SyntheticConfig's)
     max_pairs: int | None = None
     max_pos_per_cluster: int = 10
     exclude: tuple[str, ...] = ()
@@ -107,6 +109,11 @@ class TrainConfig:
               f"neighbour_band must be (lo, hi) with 0 <= lo < hi <= 1, got {self.neighbour_band}")
         check(self.neighbour_max >= 1, f"neighbour_max must be >= 1, got {self.neighbour_max}")
         check(self.neighbours == 0 or self.synthetic, "--neighbours needs --synthetic")
+        check(self.hard_kinds is None or self.synthetic, "--hard-kinds needs --synthetic")
+        if self.hard_kinds is not None:
+            bad = [k for k in self.hard_kinds if k not in ALL_HARD_NEGATIVE_KINDS]
+            check(bool(self.hard_kinds) and not bad, f"--hard-kinds must name some of {', '.join(ALL_HARD_NEGATIVE_KINDS)}; "
+                  f"got {', '.join(self.hard_kinds) or 'none'}")
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
 
@@ -120,6 +127,8 @@ class TrainConfig:
                 "align_pairs"}  # only the cross-encoder reads it, and passes it in ``extra``
         if not self.neighbours:  # off: the same fingerprint as before the option existed
             skip |= {"neighbours", "neighbour_band", "neighbour_max"}
+        if self.hard_kinds is None:  # likewise
+            skip.add("hard_kinds")
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
         if d.get("mine") is None:  # the trainer's default; the mined pairs themselves are hashed with the arrays
             d["mine"] = "minhash"
@@ -149,7 +158,8 @@ def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[Training
     ts = load_training_set(cfg.data, synthetic=cfg.synthetic, docs=cfg.docs, text_field=cfg.text_field,
                            id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
                            exclude=cfg.exclude, log=say, neighbours=cfg.neighbours,
-                           neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max)
+                           neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max,
+                           synthetic_config=None if cfg.hard_kinds is None else SyntheticConfig(hard_kinds=tuple(cfg.hard_kinds)))
     train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
     st, sv = train.stats(), val.stats()
     say(f"data: {st['n_docs']} train docs ({st['n_duplicate_clusters']} duplicate clusters), "

@@ -253,7 +253,7 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
         groups, pairs = graph.groups_and_pairs(kept_ids, [where[d] for d in kept_ids])
     records = make_clusters(kept_ids, [d.text for d in kept], seed=seed, config=cfg, groups=groups)
     ts = from_records(records, source=f"synthetic:{p}", neighbour_pairs=[(a, b) for a, b, _, _ in pairs])
-    ts.info.update(n_sources=len(kept), near_duplicate_sources_dropped=dinfo["dropped"])
+    ts.info.update(n_sources=len(kept), near_duplicate_sources_dropped=dinfo["dropped"], hard_kinds=list(cfg.hard_kinds))
     if graph is not None:
         sizes: dict[str, int] = defaultdict(int)
         for g in groups or []:

@@ -6,8 +6,9 @@ implement noise ops (see :mod:`neardup.eval.noise`) or train anything.
 Each source text becomes a cluster: the text itself and ``copies`` noisy copies (each copy draws one
 preset from :data:`TRAIN_PRESET_MIX`, so a cluster mixes OCR, aggregator re-publication, typos and
 spam evasion). With probability ``p_hard`` the source also gets a hard negative
-(:func:`neardup.eval.noise.make_hard_negative`: ``update``, ``same_event_rewrite`` and
-``template_sibling`` in turn; the rewrite pool is other sources), itself noised with probability 0.5 so
+(:func:`neardup.eval.noise.make_hard_negative`: the kinds of ``hard_kinds`` in turn, by default
+``update``, ``same_event_rewrite`` and ``template_sibling``, optionally ``entity_swap``, the near template
+sibling; the rewrite pool is other sources), itself noised with probability 0.5 so
 that "clean" never means "negative". A hard negative is its own cluster (NOT a duplicate of its
 source) but belongs to its source's *group*: a train/validation split moves a whole group, so a
 document, its copies and its hard negatives always land on the same side. With ``p_singleton`` a
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neardup.eval.noise import HARD_NEGATIVE_KINDS, apply_noise, derive_seed, make_hard_negative
+from neardup.eval.noise import ALL_HARD_NEGATIVE_KINDS, HARD_NEGATIVE_KINDS, apply_noise, derive_seed, make_hard_negative
 
 #: Presets a noisy copy draws from, with weights (heavier OCR and aggregator edits are the common case).
 TRAIN_PRESET_MIX: tuple[tuple[str, float], ...] = (
@@ -36,7 +37,7 @@ class SyntheticConfig:
 
     ``copies``: (min, max) noisy copies per source (uniform); ``p_hard``: probability of one hard
     negative per source; ``p_singleton``: probability a source gets no copies; ``pool_size``: texts in
-    the ``same_event_rewrite`` pool.
+    the ``same_event_rewrite`` pool; ``hard_kinds``: the hard-negative kinds, taken in turn.
     """
 
     copies: tuple[int, int] = (1, 3)
@@ -44,8 +45,13 @@ class SyntheticConfig:
     p_singleton: float = 0.0
     pool_size: int = 30
     presets: tuple[tuple[str, float], ...] = TRAIN_PRESET_MIX
+    hard_kinds: tuple[str, ...] = HARD_NEGATIVE_KINDS
 
     def __post_init__(self) -> None:
+        bad = [k for k in self.hard_kinds if k not in ALL_HARD_NEGATIVE_KINDS]
+        if bad or not self.hard_kinds:
+            raise ValueError(f"hard_kinds must be a non-empty list of {', '.join(ALL_HARD_NEGATIVE_KINDS)}; "
+                             f"got {', '.join(self.hard_kinds) or 'none'}")
         lo, hi = self.copies
         if not 1 <= lo <= hi:
             raise ValueError(f"copies must be (min, max) with 1 <= min <= max, got {self.copies!r}")
@@ -91,7 +97,7 @@ def make_clusters(ids: Sequence[str], texts: Sequence[str], seed: int = 0,
             out.append({"id": rid, "text": noisy.text, "cluster": base, "group": group, "source_id": base,
                         "role": "copy", "ops": [preset] + noisy.ops})
         if rng.random() < cfg.p_hard:
-            kind = HARD_NEGATIVE_KINDS[n_hard % len(HARD_NEGATIVE_KINDS)]
+            kind = cfg.hard_kinds[n_hard % len(cfg.hard_kinds)]
             n_hard += 1
             rid = f"{base}~hn"
             pool: list[str] = []
