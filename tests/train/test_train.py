@@ -299,3 +299,25 @@ def test_interruption_saves_a_checkpoint_and_reports_it(tmp_path):
     again = run_loop(module, list(range(10)), lambda s: module(x).pow(2).mean(),
                      LoopConfig(out=tmp_path, lr=0.01, progress=False, resume=True), fingerprint="f")
     assert (again.resumed_from, again.step, again.stopped) == (3, 10, "finished")
+
+
+def test_models_load_silently_and_leave_transformers_settings_alone(tiny_model, capfd):
+    """No "Loading weights" bar, load report or conversion notice on stderr (they ignored --quiet)."""
+    from transformers.utils import logging as hf_logging
+
+    from neardup.represent.transformer import TransformerEncoder
+    from neardup.train.biencoder import load_sentence_transformer
+    from neardup.train.crossencoder import load_cross_encoder
+
+    hf_logging.enable_progress_bar()
+    hf_logging.set_verbosity_info()
+    capfd.readouterr()
+    try:
+        load_sentence_transformer(tiny_model)
+        load_cross_encoder(tiny_model, 64)  # a new head: transformers reports its "newly initialized" weights
+        TransformerEncoder(tiny_model, max_tokens=32)
+        err = capfd.readouterr().err
+        assert "Loading weights" not in err and "initialized" not in err and "Converting" not in err, err
+        assert hf_logging.is_progress_bar_enabled() and hf_logging.get_verbosity() == hf_logging.INFO
+    finally:
+        hf_logging.set_verbosity_warning()

@@ -8,8 +8,10 @@ PyPI package (``transformers`` extra). Texts are mean-pooled over their first ``
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +35,31 @@ def default_model_path() -> Path:
     return Path(spec.origin).parent / "model"
 
 
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a model inside this block to load it silently.
+
+    transformers draws a "Loading weights" bar and a load report (e.g. a new classification head's
+    "newly initialized" weights) and sentence-transformers logs conversions, on stderr, whatever
+    ``--quiet`` says; neardup's own progress says what is loading. Settings are restored afterwards.
+    """
+    from transformers.utils import logging as hf_logging
+
+    bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    st_logger = logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        st_logger.setLevel(st_level)
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 class TransformerEncoder:
     """A sentence-transformers bi-encoder loaded from a local directory.
 
@@ -43,7 +70,7 @@ class TransformerEncoder:
 
     def __init__(self, model: str | os.PathLike[str] | None = None, max_tokens: int = 512,
                  device: str = "cpu", threads: int | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: it reads them then
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = Path(model) if model is not None else default_model_path()
         if not path.is_dir():
@@ -54,7 +81,8 @@ class TransformerEncoder:
         st = require_extra("sentence_transformers", "transformers")
         if threads:
             torch.set_num_threads(threads)
-        self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+        with quiet_loading():
+            self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
         self.model.max_seq_length = min(max_tokens, 512)
         self.path = path
         self.name = f"transformer:{path.name}"

@@ -40,13 +40,14 @@ def load_sentence_transformer(path: str | None) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from neardup.represent.encoder import require_extra
-    from neardup.represent.transformer import default_model_path
+    from neardup.represent.transformer import default_model_path, quiet_loading
 
     st = require_extra("sentence_transformers", "transformers")
     p = path or str(default_model_path())
     if not os.path.isdir(p):
         raise FileNotFoundError(f"base model folder not found: {p}")
-    return st.SentenceTransformer(p, device="cpu", local_files_only=True)
+    with quiet_loading():
+        return st.SentenceTransformer(p, device="cpu", local_files_only=True)
 
 
 def _st_losses() -> Any:

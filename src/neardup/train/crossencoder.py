@@ -55,13 +55,14 @@ def load_cross_encoder(path: str | None, max_length: int) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from neardup.represent.encoder import require_extra
-    from neardup.represent.transformer import default_model_path
+    from neardup.represent.transformer import default_model_path, quiet_loading
 
     st = require_extra("sentence_transformers", "transformers")
     p = path or str(default_model_path())
     if not os.path.isdir(p):
         raise FileNotFoundError(f"base model folder not found: {p}")
-    ce = st.CrossEncoder(p, num_labels=1, max_length=max_length, device="cpu", local_files_only=True)
+    with quiet_loading():
+        ce = st.CrossEncoder(p, num_labels=1, max_length=max_length, device="cpu", local_files_only=True)
     ce.max_seq_length = max_length
     return ce
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from neardup.represent.encoder import require_extra
+from neardup.represent.transformer import quiet_loading
 
 #: Characters of each text handed to the tokenizer (the model reads max_length tokens of the pair anyway).
 MAX_CHARS = 20_000
@@ -135,7 +136,8 @@ class CrossEncoderScorer:
         st = require_extra("sentence_transformers", "transformers")
         if threads:
             torch.set_num_threads(threads)
-        self.model = st.CrossEncoder(str(p), device=device, local_files_only=True)
+        with quiet_loading():
+            self.model = st.CrossEncoder(str(p), device=device, local_files_only=True)
         if self.model.num_labels != 1:
             raise ValueError(f"{p}: expected a cross-encoder with one output (num_labels=1), "
                              f"got {self.model.num_labels}")
