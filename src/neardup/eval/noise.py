@@ -1111,8 +1111,7 @@ def _entity_swap(text: str, rng: random.Random) -> tuple[str, list[str]]:
     # INSURED SETS PAYOUT) in every case variant, so a headline's MICHIGAN follows the body's Michigan, and
     # about half the figures change; later template words, days and months stay.
     names = [w for w in _names_in(text) if w not in _DAYS and w not in _MONTHS]
-    numbers = list(_NUMBER_RE.finditer(text))
-    if not names and not numbers:
+    if not names and not _NUMBER_RE.search(text):
         return _update(text, rng)
     out, n_names = text, 0
     if names:
@@ -1131,9 +1130,8 @@ def _entity_swap(text: str, rng: random.Random) -> tuple[str, list[str]]:
         out = re.sub(r"\b[A-Za-z]+\b", rename, out)
         n_names = len(mapping)
     changed = 0
+    numbers = list(_NUMBER_RE.finditer(out))
     if numbers:
-        # chosen before the names changed; names hold no digits, so the spans are those of ``out``
-        numbers = list(_NUMBER_RE.finditer(out))
         keep = [rng.random() < 0.5 for _ in numbers]
         if all(keep):
             keep[rng.randrange(len(numbers))] = False
@@ -1149,9 +1147,8 @@ def entity_swap(text: str, rng: random.Random, rate: float = 1.0) -> str:
     words and differ in an entity and a figure or two; :func:`template_sibling` replaces every name and
     number, which leaves an all-capitals headline unrecognisable. ``rate`` is unused (the shape is fixed).
 
-    >>> out = entity_swap("FRANKLIN OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 31.", random.Random(1))
-    >>> out.startswith("FRANKLIN") or "SETS PAYOUT" in out, "March" in out, out != "FRANKLIN OHIO FUND..."
-    (True, True, True)
+    >>> entity_swap("FRANKLIN OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 31.", random.Random(1))
+    'HARWICK OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 44.'
     """
     if not text.strip():
         return text
