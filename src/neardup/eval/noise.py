@@ -1140,12 +1140,12 @@ def _entity_swap(text: str, rng: random.Random) -> tuple[str, list[str]]:
     return out, [f"replace_names:{n_names}", f"change_numbers:{changed}"]
 
 
-def entity_swap(text: str, rng: random.Random, rate: float = 1.0) -> str:
+def entity_swap(text: str, rng: random.Random) -> str:
     """Hard negative, a *near* template sibling: one or two names and about half the figures replaced.
 
     Real wire template siblings (a fund family's dividend notices, one line per fund) share the template
     words and differ in an entity and a figure or two; :func:`template_sibling` replaces every name and
-    number, which leaves an all-capitals headline unrecognisable. ``rate`` is unused (the shape is fixed).
+    number, which leaves an all-capitals headline unrecognisable.
 
     >>> entity_swap("FRANKLIN OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 31.", random.Random(1))
     'HARWICK OHIO FUND SETS PAYOUT. Mthly div 6.1 cts. Pay March 44.'

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.eval.noise import ALL_HARD_NEGATIVE_KINDS, derive_seed
+from neardup.eval.noise import derive_seed
 from neardup.train.data import (HARD_FRACTION, MINERS, NEIGHBOUR_BAND, NEIGHBOUR_MAX, PairSet, TrainingSet,
                                 load_training_set, mine_hard_negatives, split_by_cluster)
 from neardup.train.loop import TrainError, latest_checkpoint
@@ -111,11 +111,16 @@ class TrainConfig:
         check(self.neighbours == 0 or self.synthetic, "--neighbours needs --synthetic")
         check(self.hard_kinds is None or self.synthetic, "--hard-kinds needs --synthetic")
         if self.hard_kinds is not None:
-            bad = [k for k in self.hard_kinds if k not in ALL_HARD_NEGATIVE_KINDS]
-            check(bool(self.hard_kinds) and not bad, f"--hard-kinds must name some of {', '.join(ALL_HARD_NEGATIVE_KINDS)}; "
-                  f"got {', '.join(self.hard_kinds) or 'none'}")
+            try:
+                self.synthetic_config()
+            except ValueError as e:
+                raise ConfigError(f"--hard-kinds: {e}") from None
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
+
+    def synthetic_config(self) -> SyntheticConfig | None:
+        """How ``--synthetic`` makes clusters, when an option departs from :class:`SyntheticConfig`'s defaults."""
+        return None if self.hard_kinds is None else SyntheticConfig(hard_kinds=tuple(self.hard_kinds))
 
     def fingerprint(self, *arrays: np.ndarray, extra: dict[str, Any] | None = None) -> str:
         """Hash of everything that decides the batches and the schedule (not budget, resume or output).
@@ -159,7 +164,7 @@ def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[Training
                            id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
                            exclude=cfg.exclude, log=say, neighbours=cfg.neighbours,
                            neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max,
-                           synthetic_config=None if cfg.hard_kinds is None else SyntheticConfig(hard_kinds=tuple(cfg.hard_kinds)))
+                           synthetic_config=cfg.synthetic_config())
     train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
     st, sv = train.stats(), val.stats()
     say(f"data: {st['n_docs']} train docs ({st['n_duplicate_clusters']} duplicate clusters), "

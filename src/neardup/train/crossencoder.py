@@ -138,10 +138,12 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
     texts = train.texts
     bce = torch.nn.BCEWithLogitsLoss()
 
+    # the model's view of each pair (clipped, aligned, sides swapped), made once rather than per batch and epoch
+    views = prepare_pairs([(texts[a], texts[b]) for a, b in zip(pairs.a.tolist(), pairs.b.tolist())], cfg.align_pairs)
+    views = [(b, a) if s else (a, b) for (a, b), s in zip(views, swap.tolist())]
+
     def loss_fn(rows: np.ndarray) -> Any:
-        items = prepare_pairs([(texts[pairs.a[r]], texts[pairs.b[r]]) for r in rows.tolist()], cfg.align_pairs)
-        items = [(b, a) if swap[r] else (a, b) for r, (a, b) in zip(rows.tolist(), items)]
-        feats = ce.preprocess(items)
+        feats = ce.preprocess([views[r] for r in rows.tolist()])
         logits = ce(feats)["scores"].reshape(-1)
         return bce(logits, torch.as_tensor(pairs.label[rows], dtype=torch.float32))
 
