@@ -8,7 +8,7 @@ Run by hand (not part of the test suite)::
         [--batch 500] [--workers 1] [--workdir /tmp/neardup-bench-online] [--reuse] [--fill-only] [--json OUT]
 
 Corpus: Reuters-21578, 20 Newsgroups and BBC News texts (``$NEARDUP_SHARED_DATA`` or ../shared/data),
-pooled and shuffled (seeded), repeated with light keyboard noise (``neardup.eval.noise`` preset
+pooled and shuffled (seeded), repeated with light keyboard noise (``neardup.synth`` preset
 ``typos``, a new seed per round) until there are N + Q texts. The first N are written to a JSONL file
 and stored as ``neardup online load`` stores them (``--batch`` documents per transaction, ``--workers``
 processes preparing batches ahead; docs/s is reported); the held-out queries alternate between a noisy
@@ -44,9 +44,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from neardup.eval.noise import apply_noise  # noqa: E402
 from neardup.online.detector import Detector, OnlineConfig, latency_summary  # noqa: E402
 from neardup.online.store import open_store  # noqa: E402
+from neardup.synth import apply_noise  # noqa: E402
 
 SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "data"))
 SOURCES = ("reuters21578/docs.jsonl.gz", "20newsgroups/docs.jsonl.gz", "bbc_news/docs.jsonl")

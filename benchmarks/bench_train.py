@@ -83,7 +83,7 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def make_data(work: Path, bbc_val: int, bbc_test: int, seed: int) -> dict[str, Path]:
     """Reuters training texts (the day's stories removed) and the noisy BBC validation/test splits."""
     from neardup.eval.benchsets import dedup_sources, load_source
-    from neardup.eval.noise import derive_seed
+    from neardup.synth import derive_seed
     from neardup.train.synthetic import SyntheticConfig, make_clusters
 
     work.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ import warnings; warnings.filterwarnings("ignore")
 import argparse, json, random, time
 import numpy as np, torch
 from common import *
-from neardup.eval.noise import apply_noise, make_hard_negative
+from neardup.synth import apply_noise, make_hard_negative
 HARD_KINDS = ("update", "same_event_rewrite", "template_sibling", "entity_swap")
 from neardup.train.synthetic import TRAIN_PRESET_MIX
 

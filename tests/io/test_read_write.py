@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.io.read import InputError, read_corpus, read_records
-from neardup.io.write import atomic_path, write_json
+from neardup.io.read import InputError, iter_jsonl, read_corpus, read_records
+from neardup.io.write import atomic_path, write_json, write_jsonl
 
 
 def _jsonl(path, lines):
@@ -105,3 +105,20 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     mode = stat.S_IMODE(os.stat(target).st_mode)
     assert mode & stat.S_IRGRP  # readable like any normal file, not 0600
+
+
+def test_gzipped_jsonl_is_written_atomically_and_reads_back(tmp_path):
+    target = tmp_path / "out.jsonl.gz"
+    recs = [{"id": "a", "text": "caf\u00e9"}, {"id": "b", "text": "x"}]
+    assert write_jsonl(target, iter(recs), gz=True) == 2
+    assert target.read_bytes()[:2] == b"\x1f\x8b"
+    assert [rec for _, rec in iter_jsonl(target)] == recs
+
+    def failing():
+        yield {"id": "c"}
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(target, failing(), gz=True)
+    assert [rec for _, rec in iter_jsonl(target)] == recs  # the previous complete file stays
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl.gz"]

@@ -53,7 +53,7 @@ def make(
 
     def go() -> None:
         from neardup.eval.benchsets import DEFAULT_PRESETS, SOURCES, bench_dir, make_sets
-        from neardup.eval.noise import list_presets
+        from neardup.synth import list_presets
 
         names = _csv(sources)
         for s in names:

@@ -2,7 +2,7 @@ r"""Labelled benchmark sets built from real texts: realistic cluster sizes, nois
 
 Owns choosing source documents (after removing the real duplicates the corpora already hold), the
 cluster-size mix, validation/test splits and the set files; must not implement noise ops (see
-:mod:`neardup.eval.noise`) or score anything (see :mod:`neardup.eval.suite`).
+:mod:`neardup.synth`) or score anything (see :mod:`neardup.eval.suite`).
 
 Sources (``$NEARDUP_SHARED_DATA`` or ``<repo>/../shared/data``; see each folder's SOURCE.md):
 
@@ -71,16 +71,9 @@ import numpy as np
 
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData
-from neardup.eval.noise import (
-    HARD_NEGATIVE_KINDS,
-    apply_noise,
-    derive_seed,
-    get_preset,
-    make_hard_negative,
-    ngram_jaccard,
-)
 from neardup.io.read import Corpus, InputError
 from neardup.io.write import write_json, write_jsonl
+from neardup.synth import HARD_NEGATIVE_KINDS, apply_noise, derive_seed, get_preset, make_hard_negative, ngram_jaccard
 
 __all__ = [
     "DEFAULT_PRESETS",

@@ -44,10 +44,10 @@ import numpy as np
 from neardup.config import ConfigError, DedupConfig
 from neardup.eval.benchsets import BenchSet, bench_dir, cluster_size_stats, list_sets, make_quick_set
 from neardup.eval.evaluate import LabelledData, score
-from neardup.eval.noise import derive_seed
 from neardup.eval.peers import PEERS, Peer, get_peer
 from neardup.io.read import Corpus
 from neardup.io.write import write_json, write_jsonl
+from neardup.synth import derive_seed
 
 __all__ = [
     "CONTRACT_KEYS",

@@ -34,7 +34,12 @@ DEFAULT_MAX_CHARS = 5_000_000
 
 
 class InputError(ValueError):
-    """Bad input: the message names the file, the line (or row) and the field."""
+    """Bad input: the message names the file, the line (or row) and the field; ``reason`` is the message without them.
+
+    >>> e = InputError("x.jsonl", 3, "missing field", "text")
+    >>> str(e), e.reason
+    ("x.jsonl, line 3, field 'text': missing field", 'missing field')
+    """
 
     def __init__(self, path: str | os.PathLike[str], line: int | None, message: str, field: str | None = None):
         where = f"{path}"
@@ -46,6 +51,7 @@ class InputError(ValueError):
         self.path = str(path)
         self.line = line
         self.field = field
+        self.reason = message
 
 
 @dataclass

@@ -1,12 +1,13 @@
 """Write results atomically: each file goes to a temporary name in the same folder, then is renamed.
 
-Owns the output files (clusters.parquet, pairs.parquet, summary.json, kept JSONL); must not compute them.
+Owns the output files (clusters.parquet, pairs.parquet, summary.json, JSONL, gzipped or not); must not compute them.
 An interrupted run leaves either the previous complete file or none, never a half-written one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import tempfile
@@ -53,9 +54,10 @@ def atomic_path(path: str | os.PathLike[str], durable: bool = True) -> Iterator[
 
 
 @contextlib.contextmanager
-def atomic_text(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
-    """Open a text file for writing that appears at ``path`` only when complete."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+def atomic_text(path: str | os.PathLike[str], gz: bool = False) -> Iterator[IO[str]]:
+    """Open a text file for writing that appears at ``path`` only when complete (gzip-compressed with ``gz``)."""
+    with atomic_path(path) as tmp, (gzip.open(tmp, "wt", encoding="utf-8") if gz
+                                    else open(tmp, "w", encoding="utf-8")) as fh:
         yield fh
 
 
@@ -83,10 +85,18 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
         pq.write_table(table, tmp, compression="zstd")
 
 
-def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]]) -> int:
-    """Write records as JSONL atomically; returns the count."""
+def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]], gz: bool = False) -> int:
+    """Write records as JSONL (gzip-compressed with ``gz``) atomically; returns the count.
+
+    >>> import gzip, pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl.gz"
+    >>> write_jsonl(p, iter([{"id": "a"}, {"id": "b"}]), gz=True)
+    2
+    >>> gzip.open(p, "rt", encoding="utf-8").read()
+    '{"id": "a"}\\n{"id": "b"}\\n'
+    """
     count = 0
-    with atomic_text(path) as fh:
+    with atomic_text(path, gz) as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default))
             fh.write("\n")

@@ -473,11 +473,11 @@ def make_noisy_stream(path: str | os.PathLike[str], out_a: str | os.PathLike[str
     gets a near-duplicate 1-48 h later (one of: keyboard typos; light OCR noise; an abridged copy,
     10-60% cut from the end, with light typos; a web-aggregator reprint), and with 15% of those a
     second one. With probability ``update_rate`` it gets an *update* (every number changed, 1-3
-    sentences added: :func:`neardup.eval.noise.make_hard_negative`), which is a new original.
+    sentences added: :func:`neardup.synth.negatives.make_hard_negative`), which is a new original.
     Articles with an exact twin in the source (``exact_dup_group``) share a cluster. Halves are
     split by article (twins together); ``date`` holds the arrival time, ``noise`` what was done.
     """
-    from neardup.eval.noise import NoiseSpec, OpSpec, apply_noise, make_hard_negative
+    from neardup.synth import NoiseSpec, OpSpec, apply_noise, make_hard_negative
 
     p = Path(path)
     records = [rec for _, rec in iter_records(p, ["id", "text", "exact_dup_group"])]

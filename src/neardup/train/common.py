@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from neardup.eval.noise import derive_seed
 from neardup.train.data import (HARD_FRACTION, MINERS, NEIGHBOUR_BAND, NEIGHBOUR_MAX, PairSet, TrainingSet,
                                 load_training_set, mine_hard_negatives, split_by_cluster)
 from neardup.train.loop import TrainError, latest_checkpoint
+from neardup.synth import derive_seed
 from neardup.train.synthetic import SyntheticConfig
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")

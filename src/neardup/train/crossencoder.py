@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.eval.noise import derive_seed
+from neardup.synth import derive_seed
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
                                   read_report, run_job, seed_torch, summary_line, write_report)
 from neardup.train.data import TrainingSet, build_pairs

@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 from neardup.eval.evaluate import LabelledData
-from neardup.eval.noise import derive_seed
 from neardup.io.read import Corpus
+from neardup.synth import derive_seed
 
 #: Default share of negatives that are hard (NEWS-COPY used about two thirds).
 HARD_FRACTION = 2.0 / 3.0

@@ -1,12 +1,12 @@
 """Labelled training (or test) clusters from unlabelled text, made by the noise generator.
 
 Owns turning clean source texts into clusters of (source + noisy copies) plus hard negatives; must not
-implement noise ops (see :mod:`neardup.eval.noise`) or train anything.
+implement noise ops (see :mod:`neardup.synth`) or train anything.
 
 Each source text becomes a cluster: the text itself and ``copies`` noisy copies (each copy draws one
 preset from :data:`TRAIN_PRESET_MIX`, so a cluster mixes OCR, aggregator re-publication, typos and
 spam evasion). With probability ``p_hard`` the source also gets a hard negative
-(:func:`neardup.eval.noise.make_hard_negative`: the kinds of ``hard_kinds`` in turn, by default
+(:func:`neardup.synth.negatives.make_hard_negative`: the kinds of ``hard_kinds`` in turn, by default
 ``update``, ``same_event_rewrite`` and ``template_sibling``, optionally ``entity_swap``, the near template
 sibling; the rewrite pool is other sources), itself noised with probability 0.5 so
 that "clean" never means "negative". A hard negative is its own cluster (NOT a duplicate of its
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neardup.eval.noise import ALL_HARD_NEGATIVE_KINDS, HARD_NEGATIVE_KINDS, apply_noise, derive_seed, make_hard_negative
+from neardup.synth import ALL_HARD_NEGATIVE_KINDS, HARD_NEGATIVE_KINDS, apply_noise, derive_seed, make_hard_negative
 
 #: Presets a noisy copy draws from, with weights (heavier OCR and aggregator edits are the common case).
 TRAIN_PRESET_MIX: tuple[tuple[str, float], ...] = (
