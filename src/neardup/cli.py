@@ -369,7 +369,7 @@ def noise(
     """Write one realistic noisy copy of each input document (OCR, typos, abridgement, spam tricks ...)."""
 
     def go() -> None:
-        from neardup.eval.noise import list_presets, noise_file
+        from neardup.synth import list_presets, noise_file
 
         if preset not in list_presets():
             raise ConfigError(f"preset must be one of {', '.join(list_presets())}, got {preset!r}")

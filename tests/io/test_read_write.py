@@ -122,3 +122,22 @@ def test_gzipped_jsonl_is_written_atomically_and_reads_back(tmp_path):
         write_jsonl(target, failing(), gz=True)
     assert [rec for _, rec in iter_jsonl(target)] == recs  # the previous complete file stays
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl.gz"]
+
+
+def test_whole_file_readers_name_file_and_line(tmp_path):
+    from neardup.io.read import read_json, read_jsonl
+
+    with gzip.open(tmp_path / "r.jsonl.gz", "wt") as fh:
+        fh.write('{"a": 1}\n\n{"a": 2}\n')
+    assert read_jsonl(tmp_path / "r.jsonl.gz") == [{"a": 1}, {"a": 2}]
+    bad = _jsonl(tmp_path / "bad.jsonl", ['{"a": 1}', '{"a": '])
+    with pytest.raises(InputError, match=r"bad\.jsonl, line 2: not valid JSON"):
+        read_jsonl(bad)
+    (tmp_path / "v.json").write_text('{"a": [1,\n 2]}')
+    assert read_json(tmp_path / "v.json") == {"a": [1, 2]}
+    (tmp_path / "bad.json").write_text('{"a": [1,\n 2,\n ]}')
+    with pytest.raises(InputError, match=r"bad\.json, line 3: not valid JSON"):
+        read_json(tmp_path / "bad.json")
+    (tmp_path / "latin1.json").write_bytes(b'{"a":\n "caf\xe9"}')
+    with pytest.raises(InputError, match=r"latin1\.json, line 2: invalid UTF-8"):
+        read_json(tmp_path / "latin1.json")

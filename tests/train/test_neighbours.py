@@ -17,8 +17,11 @@ from typer.testing import CliRunner
 
 from neardup.config import ConfigError
 from neardup.train.common import TrainConfig
-from neardup.train.data import (NeighbourGraph, build_pairs, load_training_set, mine_hard_negatives,
-                                real_neighbours, split_by_cluster)
+from neardup.train.dataset import split_by_cluster
+from neardup.train.mining import mine_hard_negatives
+from neardup.train.neighbours import NeighbourGraph, real_neighbours
+from neardup.train.pairs import build_pairs
+from neardup.train.sources import load_training_set
 
 SHARED, UNIQUE = 22, 58
 

@@ -12,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from neardup.train.common import TrainConfig
-from neardup.train.data import (TrainingSet, build_pairs, from_labelled, from_records, load_training_set,
-                                mine_hard_negatives, split_by_cluster)
+from neardup.train.dataset import TrainingSet, from_labelled, from_records, split_by_cluster
+from neardup.train.mining import mine_hard_negatives
+from neardup.train.pairs import build_pairs
+from neardup.train.sources import load_training_set
 from neardup.train.loop import TrainError, checkpoint_dirs
 from neardup.train.synthetic import SyntheticConfig, make_clusters
 

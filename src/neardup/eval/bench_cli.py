@@ -116,6 +116,7 @@ def run(
         log = None if quiet or fmt == "json" else (lambda msg: typer.echo(msg, err=True))
         summary = run_suite(chosen, names, out=target, sets_dir=src, quick=quick, max_docs=max_docs,
                             slow_max_docs=slow_max_docs or None, seed=seed, log=log)
+        summary["report"] = _write_report(Path(summary["out"]), summary["notes"], log)
         if fmt == "json":
             typer.echo(json.dumps(summary, default=float))
             return
@@ -140,6 +141,20 @@ def report(
         typer.echo(str(write_report(out or bench_dir())))
 
     _guard(go)
+
+
+def _write_report(out: Path, notes: list[str], log: Callable[[str], None] | None) -> str | None:
+    """``out/report.html`` of the results just written, or None with a note (and a log line) when the
+    report cannot be made (matplotlib missing): the results stand."""
+    try:
+        from neardup.report.html import write_report
+
+        return str(write_report(out))
+    except ImportError as exc:
+        notes.append(f"report.html not written: {exc}")
+        if log is not None:
+            log(f"report.html not written: {exc}")
+        return None
 
 
 def _table(rows: list[dict[str, Any]]) -> str:

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
-import gzip
 import json
 import os
 import random
@@ -71,7 +70,7 @@ import numpy as np
 
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData
-from neardup.io.read import Corpus, InputError
+from neardup.io.read import Corpus, InputError, iter_jsonl, read_jsonl
 from neardup.io.write import write_json, write_jsonl
 from neardup.synth import HARD_NEGATIVE_KINDS, apply_noise, derive_seed, get_preset, make_hard_negative, ngram_jaccard
 
@@ -192,14 +191,6 @@ def _topic(rec: dict[str, Any], spec: SourceSpec) -> str:
     return "none" if value is None else str(value)
 
 
-def _iter_jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-
-
 def load_source(name: str, root: Path | None = None) -> tuple[list[SourceDoc], dict[str, int]]:
     """The usable documents of a source (length-filtered), and counts of what was read and skipped."""
     if name not in SOURCES:
@@ -210,7 +201,7 @@ def load_source(name: str, root: Path | None = None) -> tuple[list[SourceDoc], d
         raise InputError(path, None, f"source {name!r} not found (set NEARDUP_SHARED_DATA)")
     docs: list[SourceDoc] = []
     counts = {"n_records": 0, "n_too_short": 0, "n_too_long": 0}
-    for rec in _iter_jsonl(path):
+    for _, rec in iter_jsonl(path):
         counts["n_records"] += 1
         text = rec.get(spec.text_field)
         if not isinstance(text, str) or len(text.strip()) < spec.min_chars:
@@ -606,7 +597,7 @@ def _fallback_example_set(out: Path, seed: int) -> dict[str, Any]:
     path = REPO / "examples" / "news.jsonl"
     if not path.exists():
         raise InputError(path, None, "neither shared data nor the bundled example corpus is available")
-    recs = list(_iter_jsonl(path))
+    recs = read_jsonl(path)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in recs:
         groups[r["cluster"] if r.get("cluster") is not None else f"single:{r['id']}"].append(r)

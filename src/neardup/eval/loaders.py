@@ -20,14 +20,12 @@ pair of files), a ``.json`` file holding one JSON value (NEWS-COPY), or anything
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from neardup.eval.evaluate import LabelledData, load_labelled
-from neardup.io.read import InputError, read_records
+from neardup.io.read import InputError, read_json, read_records
 
 __all__ = ["detect_layout", "find_edges_file", "load_any", "load_newscopy", "newscopy_records"]
 
@@ -36,29 +34,12 @@ TEXT_FIELDS = ("article", "text")
 PREFIX_FIELDS = ("byline",)
 
 
-def _read_json(path: Path) -> Any:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, f"invalid UTF-8 at byte {exc.start}") from None
-
-
 def _is_newscopy_json(path: Path) -> bool:
     """True when a ``.json`` file holds one JSON value shaped like NEWS-COPY articles (not JSON lines)."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        head = fh.read(4096).lstrip()
-        if not head or head[0] not in "[{":
-            return False
-        fh.seek(0)
-        try:
-            value = json.load(fh)
-        except json.JSONDecodeError:
-            return False  # JSON lines (or broken: the JSONL reader names the line)
+    try:
+        value = read_json(path)
+    except InputError:
+        return False  # JSON lines (or broken: the JSONL reader names the line)
     if isinstance(value, list):
         return True
     if isinstance(value, dict):
@@ -174,7 +155,7 @@ def newscopy_records(articles: Any, edges: Any, where: Path) -> list[dict[str, A
 def load_newscopy(articles: str | os.PathLike[str], edges: str | os.PathLike[str] | None = None) -> LabelledData:
     """A NEWS-COPY split: the articles file plus its ground-truth edges (found beside it when not given)."""
     ap = Path(articles)
-    data = _read_json(ap)
+    data = read_json(ap)
     if isinstance(data, dict) and "articles" in data and ("edges" in data or "gt" in data):
         arts, gt = data["articles"], data.get("edges", data.get("gt"))
     else:
@@ -182,7 +163,7 @@ def load_newscopy(articles: str | os.PathLike[str], edges: str | os.PathLike[str
         if ep is None or not ep.exists():
             raise InputError(ap, None, "NEWS-COPY articles need their ground-truth edges file "
                                        "(e.g. 1955_gt.json beside 1955_inf_data.json)")
-        arts, gt = data, _read_json(ep)
+        arts, gt = data, read_json(ep)
     records = newscopy_records(arts, gt, ap)
     if not records:
         raise InputError(ap, None, "no articles found (empty input)")
@@ -195,7 +176,7 @@ def load_any(path: str | os.PathLike[str], docs: str | os.PathLike[str] | None =
              label_field: str = "cluster") -> LabelledData:
     """Load labelled data in any supported layout (see the module docstring).
 
-    >>> import tempfile; d = Path(tempfile.mkdtemp()); p = d / "split.json"
+    >>> import json, tempfile; d = Path(tempfile.mkdtemp()); p = d / "split.json"
     >>> _ = p.write_text(json.dumps({"articles": {"a": {"article": "x y"}, "b": {"article": "x y z"},
     ...                                           "c": {"article": "q"}}, "edges": [["a", "b"]]}))
     >>> load_any(p).corpus.labels

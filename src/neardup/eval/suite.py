@@ -1,8 +1,8 @@
 """The benchmark suite: every method x set tuned on validation, reported on test, timed and measured.
 
 Owns running methods over benchmark sets and writing ``results.jsonl`` / ``trials.jsonl`` /
-``sets.json`` / ``run.json`` (then the HTML report); must not build sets (:mod:`neardup.eval.benchsets`)
-or implement peers (:mod:`neardup.eval.peers`).
+``sets.json`` / ``run.json`` (:mod:`neardup.eval.results`); must not build sets (:mod:`neardup.eval.benchsets`),
+implement peers (:mod:`neardup.eval.peers`) or render the report (:mod:`neardup.report`, its caller's job).
 
 Protocol, the same for every method: the validation split picks the setting with the best ARI (ties:
 F1, then the higher threshold) -- neardup methods through :func:`neardup.eval.tune.tune` (its grid of
@@ -27,7 +27,6 @@ here); a name in :data:`neardup.eval.peers.PEERS` is a peer. A method without a 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import platform
 import random
@@ -45,6 +44,7 @@ from neardup.config import ConfigError, DedupConfig
 from neardup.eval.benchsets import BenchSet, bench_dir, cluster_size_stats, list_sets, make_quick_set
 from neardup.eval.evaluate import LabelledData, score
 from neardup.eval.peers import PEERS, Peer, get_peer
+from neardup.eval.results import RESULTS_FILE, RUN_FILE, SETS_FILE, TRIALS_FILE
 from neardup.io.read import Corpus
 from neardup.io.write import write_json, write_jsonl
 from neardup.synth import derive_seed
@@ -350,19 +350,13 @@ def run_method(method: MethodRef, val: LabelledData, test: LabelledData, set_inf
 # --------------------------------------------------------------------------------------------
 
 
-def _load_json_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 def run_suite(sets: Sequence[BenchSet] | None = None, methods: Sequence[str] = DEFAULT_METHODS,
               out: Path | None = None, sets_dir: Path | None = None, quick: bool = False,
               max_docs: int | None = None, slow_max_docs: int | None = DEFAULT_SLOW_MAX_DOCS, seed: int = 0,
-              report: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run ``methods`` on ``sets`` and write ``out/results.jsonl``, ``trials.jsonl``, ``sets.json``,
-    ``run.json`` and ``report.html``. Returns a summary (paths, rows, skipped methods, notes).
+              log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run ``methods`` on ``sets`` and write ``out/results.jsonl``, ``trials.jsonl``, ``sets.json`` and
+    ``run.json``. Returns a summary (paths, rows, skipped methods, notes); the caller renders the report
+    (:func:`neardup.report.html.write_report`, as ``neardup bench run`` does).
 
     ``quick`` builds a tiny set into ``out/quick-sets`` (ignoring ``sets``/``sets_dir``) and sweeps every
     second threshold. ``max_docs`` subsamples every split (whole clusters); ``slow_max_docs`` does the
@@ -424,28 +418,18 @@ def run_suite(sets: Sequence[BenchSet] | None = None, methods: Sequence[str] = D
             say(f"{bset.name:32s} {ref.name:14s} ARI {row['ari']:.3f}  P {row['precision']:.3f}  "
                 f"R {row['recall']:.3f}  F1 {row['f1']:.3f}  {row['docs_per_second'] or 0:8.0f} docs/s  "
                 f"{row['peak_memory_mb'] or 0:7.1f} MB  ({time.perf_counter() - t0:.1f}s)")
-        write_jsonl(out / "results.jsonl", iter(rows))  # after every set: a long run keeps what it has
-    write_jsonl(out / "trials.jsonl", iter(trials))
-    write_json(out / "sets.json", set_rows)
+        write_jsonl(out / RESULTS_FILE, iter(rows))  # after every set: a long run keeps what it has
+    write_jsonl(out / TRIALS_FILE, iter(trials))
+    write_json(out / SETS_FILE, set_rows)
     run_info = {
         "methods": [r.name for r in refs], "skipped": skipped, "notes": notes, "quick": quick,
         "max_docs": max_docs, "slow_max_docs": slow_max_docs, "seed": seed, "sets": [s.name for s in sets],
         "seconds": round(time.perf_counter() - t_start, 1), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         "machine": _machine(),
     }
-    write_json(out / "run.json", run_info)
-    summary: dict[str, Any] = {"out": str(out), "results": str(out / "results.jsonl"), "rows": rows,
-                               "skipped": skipped, "notes": notes, "seconds": run_info["seconds"]}
-    if report:
-        try:
-            from neardup.report.html import write_report
-
-            summary["report"] = str(write_report(out))
-        except ImportError as exc:  # matplotlib missing: the results stand, the report is skipped
-            summary["report"] = None
-            summary["notes"].append(f"report.html not written: {exc}")
-            say(f"report.html not written: {exc}")
-    return summary
+    write_json(out / RUN_FILE, run_info)
+    return {"out": str(out), "results": str(out / RESULTS_FILE), "rows": rows, "skipped": skipped, "notes": notes,
+            "seconds": run_info["seconds"]}
 
 
 def _sizes(data: LabelledData) -> list[int]:
@@ -468,13 +452,3 @@ def _machine() -> dict[str, Any]:
     except OSError:
         pass
     return info
-
-
-def load_results(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """``results.jsonl`` rows, ``trials.jsonl`` rows, ``sets.json`` and ``run.json`` of a results folder."""
-    out = Path(out)
-    rows = _load_json_lines(out / "results.jsonl")
-    trials = _load_json_lines(out / "trials.jsonl")
-    sets = json.loads((out / "sets.json").read_text(encoding="utf-8")) if (out / "sets.json").exists() else {}
-    run = json.loads((out / "run.json").read_text(encoding="utf-8")) if (out / "run.json").exists() else {}
-    return rows, trials, sets, run

@@ -1,6 +1,6 @@
 """Read a corpus from JSONL(.gz), Parquet, CSV, a folder of .txt files, or a Python iterable.
 
-Owns turning files into ids and texts, with errors that name the file, line and field; must not
+Owns turning files into records, ids and texts, with errors that name the file, line and field; must not
 clean text (see text/normalize) or decide anything about duplicates.
 
 Rules, the same for every format:
@@ -195,6 +195,39 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
             if not isinstance(obj, dict):
                 raise InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every object of a JSONL(.gz) file, in order; errors as :func:`iter_jsonl` (file and line named).
+
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "x.jsonl"
+    >>> _ = p.write_text('{"a": 1}\\n\\n{"a": 2}\\n')
+    >>> read_jsonl(p)
+    [{'a': 1}, {'a': 2}]
+    """
+    return [obj for _, obj in iter_jsonl(path)]
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The one JSON value of a .json(.gz) file (local path or URL); invalid UTF-8 or JSON is an
+    :class:`InputError` naming file and line.
+
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "x.json"
+    >>> _ = p.write_text('{"a": [1,\\n 2]}')
+    >>> read_json(p)
+    {'a': [1, 2]}
+    """
+    with _open_binary(path) as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, line, f"invalid UTF-8 at byte {exc.start} of the file") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
 
 
 def _iter_csv(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:

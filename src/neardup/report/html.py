@@ -1,7 +1,8 @@
 """The benchmark report: one self-contained HTML file (tables + inline SVG plots, no external assets).
 
 Owns laying out a results folder (``results.jsonl``, ``trials.jsonl``, ``sets.json``, ``run.json``
-written by :func:`neardup.eval.suite.run_suite`) as ``report.html``; must not run anything.
+written by :func:`neardup.eval.suite.run_suite`, read by :mod:`neardup.eval.results`) as ``report.html``;
+must not run anything.
 
 Sections: test ARI per set x method, the full results table (ARI, pairwise P/R/F1, docs/s, peak
 memory, chosen parameters), ARI as OCR noise grows (ocr-light -> medium -> heavy), validation
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neardup.eval.results import RESULTS_FILE, load_results
 from neardup.io.write import atomic_text
 
 __all__ = ["render_report", "write_report"]
@@ -185,12 +187,10 @@ def _stats_table(sets: dict[str, Any]) -> str:
 
 def write_report(out: str | Path, path: str | Path | None = None, title: str = "neardup benchmark") -> Path:
     """Render the results folder ``out`` into ``out/report.html`` (or ``path``), atomically."""
-    from neardup.eval.suite import load_results
-
     out = Path(out)
     rows, trials, sets, run = load_results(out)
-    if not rows and not (out / "results.jsonl").exists():
-        raise FileNotFoundError(2, "no results.jsonl (run `neardup bench run` first)", str(out / "results.jsonl"))
+    if not rows and not (out / RESULTS_FILE).exists():
+        raise FileNotFoundError(2, "no results.jsonl (run `neardup bench run` first)", str(out / RESULTS_FILE))
     target = Path(path) if path is not None else out / "report.html"
     text = render_report(rows, trials, sets, run, title=title)
     with atomic_text(target) as fh:

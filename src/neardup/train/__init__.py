@@ -22,11 +22,11 @@ __all__ = ["TrainConfig", "TrainingSet", "build_pairs", "load_training_set", "ma
 
 _WHERE = {
     "TrainConfig": "neardup.train.common",
-    "TrainingSet": "neardup.train.data",
-    "build_pairs": "neardup.train.data",
-    "load_training_set": "neardup.train.data",
-    "mine_hard_negatives": "neardup.train.data",
-    "split_by_cluster": "neardup.train.data",
+    "TrainingSet": "neardup.train.dataset",
+    "build_pairs": "neardup.train.pairs",
+    "load_training_set": "neardup.train.sources",
+    "mine_hard_negatives": "neardup.train.mining",
+    "split_by_cluster": "neardup.train.dataset",
     "make_clusters": "neardup.train.synthetic",
     "train_biencoder": "neardup.train.biencoder",
     "train_crossencoder": "neardup.train.crossencoder",

@@ -26,8 +26,9 @@ import numpy as np
 
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
                                   read_report, run_job, seed_torch, summary_line, supcon_batches, triplets, write_report)
-from neardup.train.data import TrainingSet, build_pairs
+from neardup.train.dataset import TrainingSet
 from neardup.train.loop import LoopConfig, run_loop
+from neardup.train.pairs import build_pairs
 
 #: AdamW peak learning rate of the bi-encoder (NEWS-COPY's setting).
 DEFAULT_LR = 2e-5

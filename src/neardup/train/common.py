@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from neardup.train.data import (HARD_FRACTION, MINERS, NEIGHBOUR_BAND, NEIGHBOUR_MAX, PairSet, TrainingSet,
-                                load_training_set, mine_hard_negatives, split_by_cluster)
-from neardup.train.loop import TrainError, latest_checkpoint
 from neardup.synth import derive_seed
+from neardup.train.dataset import TrainingSet, split_by_cluster
+from neardup.train.loop import TrainError, latest_checkpoint
+from neardup.train.mining import MINERS, mine_hard_negatives
+from neardup.train.neighbours import NEIGHBOUR_BAND, NEIGHBOUR_MAX
+from neardup.train.pairs import HARD_FRACTION, PairSet
+from neardup.train.sources import load_training_set
 from neardup.train.synthetic import SyntheticConfig
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")

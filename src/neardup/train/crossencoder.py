@@ -29,8 +29,9 @@ import numpy as np
 from neardup.synth import derive_seed
 from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
                                   read_report, run_job, seed_torch, summary_line, write_report)
-from neardup.train.data import TrainingSet, build_pairs
+from neardup.train.dataset import TrainingSet
 from neardup.train.loop import LoopConfig, run_loop
+from neardup.train.pairs import build_pairs
 from neardup.verify.crossencoder import prepare_pairs, write_pair_format
 
 DEFAULT_PAIR_LENGTH = 256
