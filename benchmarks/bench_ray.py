@@ -34,7 +34,8 @@ import pyarrow.parquet as pq
 from bench_memory import build_corpus  # same directory: the script's folder is on sys.path
 
 from neardup.config import DedupConfig
-from neardup.engine.local import EngineConfig, parse_size, run_chunked
+from neardup.config import EngineConfig, parse_size
+from neardup.engine.local import run_chunked
 
 
 def _tables(outdir: Path) -> tuple[object, object]:

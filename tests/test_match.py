@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from neardup.cli import app
 from neardup.config import DedupConfig
-from neardup.match import match
+from neardup.matching import match
 
 
 def _write(path, records):
@@ -23,7 +23,7 @@ def test_finds_leaked_queries_and_reports_per_set(example_path, tmp_path):
     queries += [{"id": f"u{i}", "text": f"an unrelated question number {i} about the sea and the sky and stars",
                  "task": "B", "source": None} for i in range(5)]
     qpath = _write(tmp_path / "q.jsonl", queries)
-    summary = match(qpath, example_path, tmp_path / "out", DedupConfig(), group_field="task", batch_docs=64)
+    summary = match(qpath, example_path, tmp_path / "out", DedupConfig(), group_field="task", batch_docs=64).summary
     rows = pq.read_table(tmp_path / "out" / "matches.parquet").to_pylist()
     source = {q["id"]: q["source"] for q in queries}
     assert {r["query_id"] for r in rows} == {f"q{i}" for i in range(10)}

@@ -1,53 +1,163 @@
-"""The public entry point: ``neardup.dedup(texts_or_path, method=..., ...)``.
+"""The public entry points: ``neardup.dedup(input, method=..., engine=...)`` and ``neardup.match(queries, corpus)``.
 
-Owns turning user input (a path, a list of strings, or records) into a run; must not implement stages.
+Owns turning user input (a path or URL, a list of strings or of records, a :class:`Corpus`) and options
+into a run on the chosen engine, and the typed result; must not implement stages or schedule them.
+The command line calls these functions and holds no logic they lack.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.io.read import Corpus, read_corpus, read_records
-from neardup.pipeline import DedupResult, run
+from neardup.results import DedupResult, MatchResult
+
+Data = str | os.PathLike[str] | Iterable[str] | Iterable[Mapping[str, Any]] | Corpus
 
 
-def dedup(
-    data: str | os.PathLike[str] | Iterable[str] | Iterable[Mapping[str, Any]] | Corpus,
-    method: str | None = None,
-    threshold: float | None = None,
-    config: DedupConfig | None = None,
-    *,
-    text_field: str = "text",
-    id_field: str = "id",
-    on_error: str = "raise",
-    progress: bool = False,
-    **stage_options: Any,
-) -> DedupResult:
-    """Find near-duplicates in a file, folder, list of texts or list of records.
+def make_config(method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None,
+                **stage_options: Any) -> DedupConfig:
+    """A :class:`DedupConfig` from a base config, a method, a threshold and ``stage__field`` options.
 
-    ``stage_options`` are ``stage__field`` settings, e.g. ``shingle__n=5`` or ``cluster__algorithm="leiden"``.
+    >>> make_config("simhash", shingle__n=5).shingle
+    ShingleConfig(n=5, char=True)
+    """
+    cfg = config or DedupConfig(method=method or "minhash")
+    changes = {k: v for k, v in (("method", method), ("threshold", threshold)) if v is not None}
+    if config is not None and changes:
+        cfg = cfg.replace(**changes)
+    elif threshold is not None:
+        cfg = cfg.replace(threshold=threshold)
+    return cfg.replace(**stage_options) if stage_options else cfg
+
+
+def make_read(read: ReadConfig | None = None, **fields: Any) -> ReadConfig:
+    """A :class:`ReadConfig` with the fields given (``None``: as ``read`` says)."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    return (read or ReadConfig()).replace(**given) if given else (read or ReadConfig())
+
+
+def _is_path(data: Any) -> bool:
+    return isinstance(data, (str, os.PathLike))
+
+
+def _python_input(data: Iterable[Any], read: ReadConfig) -> tuple[list[dict[str, Any]], ReadConfig]:
+    """Python input as records and the read settings for them: strings get their position as id."""
+    items = list(data)
+    if items and all(isinstance(x, str) for x in items):
+        return [{"id": str(i), "text": t} for i, t in enumerate(items)], ReadConfig(max_chars=read.max_chars,
+                                                                                   on_error=read.on_error)
+    return [dict(x) for x in items], read
+
+
+def _corpus(data: Data, read: ReadConfig) -> Corpus:
+    if isinstance(data, Corpus):
+        return data
+    if _is_path(data):
+        return read_corpus(data, read)  # type: ignore[arg-type]
+    records, cfg = _python_input(data, read)  # type: ignore[arg-type]
+    return read_records(records, read=cfg)
+
+
+def dedup(data: Data, method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
+          engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
+          read: ReadConfig | None = None, text_field: str | None = None, id_field: str | None = None,
+          on_error: str | None = None, progress: bool = False, **stage_options: Any) -> DedupResult:
+    """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
+
+    ``method`` and ``threshold`` (or a whole ``config``) say what is computed; ``stage_options`` are
+    ``stage__field`` settings, e.g. ``shingle__n=5`` or ``cluster__algorithm="leiden"``. ``engine``:
+    ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
+    or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
+    same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
+    ``summary.json`` into (a chunked run's result is then read from it when first used). ``read`` (or
+    ``text_field``, ``id_field``, ``on_error``) says how records become documents.
 
     >>> r = dedup(["The cat sat on the mat.", "the cat sat on the mat", "A dog barked."])
     >>> r.groups(), r.representatives
     ([['0', '1']], ['0', '2'])
     """
-    cfg = config or DedupConfig(method=method or "minhash", threshold=threshold)
-    if config is not None and (method is not None or threshold is not None):
-        cfg = cfg.replace(**{k: v for k, v in (("method", method), ("threshold", threshold)) if v is not None})
-    if stage_options:
-        cfg = cfg.replace(**stage_options)
-    if isinstance(data, Corpus):
-        corpus = data
-    elif isinstance(data, (str, os.PathLike)):
-        corpus = read_corpus(data, text_field=text_field, id_field=id_field, on_error=on_error)
-    else:
-        items = list(data)
-        if items and all(isinstance(x, str) for x in items):
-            corpus = Corpus.from_texts(items)  # type: ignore[arg-type]
+    cfg = make_config(method, threshold, config, **stage_options)
+    read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
+    eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    source = str(data) if _is_path(data) else None
+    if not _is_path(data) and not isinstance(data, Corpus):
+        data = list(data)  # a generator is read once
+    if eng.name == "memory":
+        from neardup.engine.memory import run_memory
+
+        return run_memory(_corpus(data, read_cfg), cfg, eng, read_cfg, output, source=source)
+    return _run_sharded(data, cfg, eng, read_cfg, output)
+
+
+def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: ReadConfig,
+                 output: str | os.PathLike[str] | None) -> DedupResult:
+    """A chunked run (local or Ray). Python input is spooled to a JSONL file first; without ``output`` the
+    run writes to a temporary folder and the result is read into memory."""
+    from neardup.engine.local import LocalRun
+
+    runner: type[LocalRun] | Any = LocalRun
+    if engine.name == "ray":
+        from neardup.engine.ray import RayRun, _import_ray
+
+        _import_ray()
+        runner = RayRun
+    scratch = Path(tempfile.mkdtemp(prefix="neardup-")) if output is None or not _is_path(data) else None
+    try:
+        source: str | os.PathLike[str]
+        if _is_path(data):
+            source = data  # type: ignore[assignment]
         else:
-            corpus = read_records((dict(x) for x in items), text_field=text_field, id_field=id_field,  # type: ignore[arg-type]
-                                  on_error=on_error)
-    return run(corpus, cfg, progress=progress)
+            assert scratch is not None
+            if isinstance(data, Corpus):
+                records = [{"id": i, "text": t} for i, t in zip(data.ids, data.texts)]
+                read = ReadConfig(max_chars=read.max_chars)
+            else:
+                records, read = _python_input(data, read)  # type: ignore[arg-type]
+            source = scratch / "input.jsonl"
+            with open(source, "w", encoding="utf-8") as fh:
+                for rec in records:
+                    fh.write(json.dumps(rec, default=str) + "\n")
+        outdir = Path(output) if output is not None else scratch / "out"  # type: ignore[operator]
+        run = runner(source, outdir, config, engine, read)
+        if not _is_path(data):
+            run.source_name = "<memory>"
+        summary = run.run()
+        result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
+                                         id_field=read.id_field)
+        if output is None:
+            result.ids  # noqa: B018 - read everything before the folder goes
+            result.output = None
+        return result
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
+          method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
+          group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
+          id_field: str | None = None, batch_docs: int = 5000, progress: bool = False,
+          **stage_options: Any) -> MatchResult:
+    """For each document of ``queries`` (e.g. a test set, read whole), its near-duplicates in ``corpus``
+    (e.g. a training set, streamed batch by batch); returns a :class:`MatchResult` (written to ``output``).
+
+    ``group_field`` names a query field saying which query set a document belongs to; the leaked
+    fraction is reported per set.
+    """
+    from neardup.matching import match as run_match
+
+    cfg = make_config(method, threshold, config, **stage_options)
+    return run_match(queries, corpus, output, cfg, group_field=group_field,
+                     read=make_read(read, text_field=text_field, id_field=id_field), batch_docs=batch_docs,
+                     progress=progress)
+
+
+__all__ = ["dedup", "make_config", "make_read", "match"]

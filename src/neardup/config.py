@@ -1,33 +1,35 @@
-"""Typed settings for every pipeline stage, with per-method defaults and validation.
+"""Typed settings: what a run reads (:class:`ReadConfig`), computes (:class:`DedupConfig`, one class per
+stage) and how it executes (:class:`EngineConfig`), with validation whose errors name the bad parameter.
 
-Owns what can be configured and the checks on it (errors name the bad parameter); must not run anything.
-Configuration is data: frozen dataclasses that round-trip through :func:`config_to_dict`.
+Owns what can be configured and the checks on it; must not run anything. Defaults that depend on the
+method (threshold, clustering, shingle unit and size, pair score) are left unset here (``None``) and
+filled in from the method (:mod:`neardup.methods`) when a :class:`DedupConfig` is made. Configuration is
+data: frozen dataclasses that round-trip through :func:`config_to_dict` / :func:`config_from_dict`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, get_args
 
-Method = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
-HASHING_METHODS: tuple[str, ...] = ("minhash", "ngram", "simhash")
-NEURAL_METHODS: tuple[str, ...] = ("retsim", "retsim-partial", "biencoder", "hybrid", "rerank")
-METHODS: tuple[str, ...] = HASHING_METHODS + NEURAL_METHODS
+from neardup import methods as _registry
+
+MethodName = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
+#: Every method name, in the order the documentation lists them (each is a file of :mod:`neardup.methods`).
+METHODS: tuple[str, ...] = get_args(MethodName)
+EngineName = Literal["memory", "local", "ray"]
+ENGINES: tuple[str, ...] = get_args(EngineName)
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
 CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
-
-# Default similarity threshold per method, tuned on ../shared/data/reuters_days (see README).
-DEFAULT_THRESHOLDS: dict[str, float] = {"minhash": 0.45, "ngram": 0.45, "simhash": 0.85, "retsim": 0.9,
-                                         "retsim-partial": 0.9, "biencoder": 0.9, "hybrid": 0.6,
-                                         "rerank": 0.5}
-# Default clustering per method (others: connected components). Hybrid's candidates come from two
-# sources, and Leiden communities cut the chains that shared boilerplate (an aggregator's footer on
-# copies abridged to a headline) builds between clusters; on no benchmark set did it cost ARI (README).
-DEFAULT_CLUSTER_ALGORITHMS: dict[str, str] = {"hybrid": "leiden"}
+ON_ERROR: tuple[str, ...] = ("raise", "skip")
+#: Characters of a text that are compared (longer texts are kept whole in outputs, counted as truncated).
+DEFAULT_MAX_CHARS = 5_000_000
 
 
 class ConfigError(ValueError):
@@ -37,6 +39,102 @@ class ConfigError(ValueError):
 def _check(cond: bool, message: str) -> None:
     if not cond:
         raise ConfigError(message)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class ReadConfig:
+    """How input records become documents: which fields hold the id and the text, and what a bad record does.
+
+    ``on_error="skip"`` skips a bad record (listed in the summary) instead of stopping; ``max_chars``:
+    characters of a text that are compared.
+
+    >>> ReadConfig(text_field="body").replace(on_error="skip").on_error
+    'skip'
+    """
+
+    text_field: str = "text"
+    id_field: str = "id"
+    on_error: str = "raise"
+    max_chars: int = DEFAULT_MAX_CHARS
+
+    def __post_init__(self) -> None:
+        for name in ("text_field", "id_field"):
+            _check(isinstance(getattr(self, name), str) and bool(getattr(self, name)),
+                   f"{name} must be a non-empty string, got {getattr(self, name)!r}")
+        _check(self.on_error in ON_ERROR, f"on_error must be one of {ON_ERROR}, got {self.on_error!r}")
+        _check(_is_int(self.max_chars) and self.max_chars >= 1, f"max_chars must be an integer >= 1, got {self.max_chars!r}")
+
+    def replace(self, **changes: Any) -> ReadConfig:
+        """A copy with some settings changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6, "mib": 2**20,
+          "g": 1e9, "gb": 1e9, "gib": 2**30, "t": 1e12, "tb": 1e12, "tib": 2**40}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from a size such as ``"1GB"``, ``"512MiB"`` or ``2000000``.
+
+    >>> parse_size("1.5GB"), parse_size("512MiB")
+    (1500000000, 536870912)
+    """
+    if isinstance(text, int):
+        return text
+    m = _SIZE_RE.match(text)
+    if not m or (m.group(2) or "").lower() not in _UNITS:
+        raise ConfigError(f"memory limit must look like 1GB, 512MB or 2GiB, got {text!r}")
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Where and how a run executes (not what it computes: that is :class:`DedupConfig`).
+
+    ``name``: ``memory`` (one process, everything in memory), ``local`` (chunked on this machine: bounded
+    memory, all cores, resumable) or ``ray`` (a Ray cluster; ``address`` joins one, else a local one is
+    started). ``memory_limit`` (bytes, or a size such as ``"2GB"``) plans the chunked engines' batches and
+    partitions; ``workers`` (0: one per core); ``work_dir`` (default ``OUTDIR/.neardup-work``).
+
+    >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
+    1000000000
+    """
+
+    name: str = "memory"
+    memory_limit: int = 2 * 2**30
+    workers: int = 0
+    work_dir: str | None = None
+    resume: bool = False
+    keep_work: bool = False
+    progress: bool = True
+    batch_docs: int | None = None
+    address: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
+        object.__setattr__(self, "memory_limit", parse_size(self.memory_limit))
+        if self.memory_limit < 256 * 2**20:
+            raise ConfigError(f"memory limit must be at least 256MB, got {self.memory_limit} bytes")
+        if self.workers < 0:
+            raise ConfigError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
+        _check(self.batch_docs is None or (_is_int(self.batch_docs) and self.batch_docs >= 1),
+               f"batch_docs must be an integer >= 1, got {self.batch_docs!r}")
+        _check(self.address is None or self.name == "ray", "an address (--address) needs the ray engine")
+        _check(not (self.resume and self.name == "ray"), "--resume is not supported by the ray engine (use the local engine)")
+
+    @property
+    def n_workers(self) -> int:
+        """Worker processes (0 means one per core)."""
+        return self.workers or (os.cpu_count() or 1)
+
+    def replace(self, **changes: Any) -> EngineConfig:
+        """A copy with some settings changed (validated again)."""
+        return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -55,13 +153,31 @@ class NormalizeConfig:
 
 @dataclass(frozen=True)
 class ShingleConfig:
-    """Word n-grams (default) or character n-grams, hashed to 64 bits."""
+    """Word n-grams or character n-grams, hashed to 64 bits.
 
-    n: int = 4
-    char: bool = False
+    ``char=None`` and ``n=None`` mean "the method's default" (word shingles for the MinHash methods,
+    character shingles for SimHash; :data:`DEFAULT_N` for the unit); :meth:`resolved` fills them in.
+
+    >>> ShingleConfig(char=True).resolved().n, ShingleConfig().resolved().n
+    (5, 4)
+    """
+
+    n: int | None = None
+    char: bool | None = None
+
+    #: Shingle size per unit when none is given: 4 words, 5 characters.
+    DEFAULT_N: ClassVar[dict[bool, int]] = {False: 4, True: 5}
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.n, int) and 1 <= self.n <= 64, f"ngram must be an integer in 1..64, got {self.n!r}")
+        _check(self.n is None or (_is_int(self.n) and 1 <= self.n <= 64),
+               f"ngram must be an integer in 1..64, got {self.n!r}")
+        _check(self.char is None or isinstance(self.char, bool), f"char must be true or false, got {self.char!r}")
+
+    def resolved(self, char: bool = False, n: int | None = None) -> ShingleConfig:
+        """The same shingling with the unset fields filled: ``char`` and ``n`` are the defaults to use."""
+        unit = self.char if self.char is not None else char
+        size = self.n if self.n is not None else (n if n is not None else self.DEFAULT_N[unit])
+        return ShingleConfig(n=size, char=unit)
 
 
 @dataclass(frozen=True)
@@ -71,9 +187,9 @@ class MinHashConfig:
     ``rule="lsh"``: banding with ``bands`` x ``rows``; when unset they are derived from
     ``lsh_threshold`` (a Jaccard level, default 0.2: low, because abridged copies and OCR-noisy
     duplicates have low Jaccard; exact verification removes the extra candidates) by minimising
-    false positive and negative mass. ``None`` derives them from the method threshold.
-    ``rule="collisions"``: a pair is a candidate when at least ``min_collisions`` of the
-    ``num_perm`` values agree (the seed papers' k hashes / c collisions rule).
+    false positive and negative mass (:func:`neardup.candidates.lsh.lsh_plan`). ``None`` derives them
+    from the method threshold. ``rule="collisions"``: a pair is a candidate when at least
+    ``min_collisions`` of the ``num_perm`` values agree (the seed papers' k hashes / c collisions rule).
     """
 
     num_perm: int = 128
@@ -86,31 +202,32 @@ class MinHashConfig:
     max_bucket: int = 200
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.num_perm, int) and 2 <= self.num_perm <= 4096,
+        _check(_is_int(self.num_perm) and 2 <= self.num_perm <= 4096,
                f"num_perm must be an integer in 2..4096, got {self.num_perm!r}")
         _check(self.rule in MINHASH_RULES, f"minhash rule must be one of {MINHASH_RULES}, got {self.rule!r}")
         _check((self.bands is None) == (self.rows is None), "bands and rows must be given together")
         if self.bands is not None and self.rows is not None:
-            _check(self.bands >= 1 and self.rows >= 1, "bands and rows must be >= 1")
+            _check(_is_int(self.bands) and _is_int(self.rows) and self.bands >= 1 and self.rows >= 1,
+                   f"bands and rows must be integers >= 1, got {self.bands!r} and {self.rows!r}")
             _check(self.bands * self.rows <= self.num_perm,
                    f"bands*rows ({self.bands}*{self.rows}) must not exceed num_perm ({self.num_perm})")
         if self.lsh_threshold is not None:
             _check(0 < self.lsh_threshold <= 1, f"lsh_threshold must be in (0, 1], got {self.lsh_threshold!r}")
         if self.min_collisions is not None:
-            _check(1 <= self.min_collisions <= self.num_perm,
+            _check(_is_int(self.min_collisions) and 1 <= self.min_collisions <= self.num_perm,
                    f"min_collisions must be in 1..num_perm, got {self.min_collisions!r}")
-        _check(self.max_bucket >= 2, f"max_bucket must be >= 2, got {self.max_bucket!r}")
+        _check(_is_int(self.max_bucket) and self.max_bucket >= 2, f"max_bucket must be >= 2, got {self.max_bucket!r}")
 
 
 @dataclass(frozen=True)
 class SimHashConfig:
-    """64-bit SimHash over character shingles; pairs within a Hamming distance are candidates."""
+    """64-bit SimHash; pairs within the Hamming distance the threshold allows are candidates, found
+    with at most ``max_tables`` block tables (see :mod:`neardup.candidates.hamming`)."""
 
-    n: int = 4
     max_tables: int = 64
 
     def __post_init__(self) -> None:
-        _check(1 <= self.n <= 64, f"simhash shingle size must be in 1..64, got {self.n!r}")
+        _check(_is_int(self.max_tables) and self.max_tables >= 1, f"max_tables must be >= 1, got {self.max_tables!r}")
 
 
 @dataclass(frozen=True)
@@ -124,7 +241,7 @@ class NgramConfig:
     max_df: int = 200
 
     def __post_init__(self) -> None:
-        _check(self.max_df >= 2, f"max_df must be >= 2, got {self.max_df!r}")
+        _check(_is_int(self.max_df) and self.max_df >= 2, f"max_df must be >= 2, got {self.max_df!r}")
 
 
 @dataclass(frozen=True)
@@ -155,7 +272,7 @@ class EmbedConfig:
     rerank_floor: float = 0.8
 
     def __post_init__(self) -> None:
-        _check(self.k >= 1, f"k must be >= 1, got {self.k!r}")
+        _check(_is_int(self.k) and self.k >= 1, f"k must be >= 1, got {self.k!r}")
         _check(self.index in VECTOR_INDEXES, f"index must be one of {VECTOR_INDEXES}, got {self.index!r}")
         _check(0 <= self.hybrid_weight <= 1, f"hybrid_weight must be in [0, 1], got {self.hybrid_weight!r}")
         _check(-1 <= self.hybrid_min_cosine <= 1, f"hybrid_min_cosine must be in [-1, 1], got {self.hybrid_min_cosine!r}")
@@ -173,14 +290,16 @@ class VerifyConfig:
     """How a candidate pair is scored (see :mod:`neardup.verify.overlap`).
 
     ``score``: exact ``jaccard`` or ``overlap`` coefficient, their IDF-``weighted-`` forms
-    (weight ``log((N+1)/df) ** idf_power``), or ``none`` (the sketch's own estimate).
+    (weight ``log((N+1)/df) ** idf_power``), ``none`` (the sketch's own estimate), or ``None``: the
+    method's default.
     """
 
-    score: str = "weighted-overlap"
+    score: str | None = None
     idf_power: float = 2.0
 
     def __post_init__(self) -> None:
-        _check(self.score in VERIFY_SCORES, f"verify score must be one of {VERIFY_SCORES}, got {self.score!r}")
+        _check(self.score is None or self.score in VERIFY_SCORES,
+               f"verify score must be one of {VERIFY_SCORES}, got {self.score!r}")
         _check(self.idf_power >= 0, f"idf_power must be >= 0, got {self.idf_power!r}")
 
 
@@ -188,8 +307,7 @@ class VerifyConfig:
 class ClusterConfig:
     """How the graph of verified pairs becomes groups, and which groups are too big to trust.
 
-    ``algorithm=None``: the method's default (:data:`DEFAULT_CLUSTER_ALGORITHMS`; connected components
-    when used without a method).
+    ``algorithm=None``: the method's default (connected components, or Leiden for ``hybrid``).
     """
 
     algorithm: str | None = None
@@ -205,15 +323,29 @@ class ClusterConfig:
             _check(self.max_cluster_size >= 2, f"max_cluster_size must be >= 2, got {self.max_cluster_size!r}")
 
 
+#: The stage settings of a :class:`DedupConfig`, by field name.
+STAGES: dict[str, type] = {
+    "normalize": NormalizeConfig, "shingle": ShingleConfig, "minhash": MinHashConfig, "simhash": SimHashConfig,
+    "ngram": NgramConfig, "verify": VerifyConfig, "cluster": ClusterConfig, "embed": EmbedConfig,
+}
+
+
 @dataclass(frozen=True)
 class DedupConfig:
-    """Everything one de-duplication run needs: the method, its threshold and each stage's settings.
+    """Everything one de-duplication run computes: the method, its threshold and each stage's settings.
+
+    Settings left unset take the method's defaults when the config is made (its class in
+    :mod:`neardup.methods`: ``default_threshold``, ``default_cluster``, ``default_score``, its shingling);
+    :meth:`replace` keeps them following the method, so switching the method or the shingle unit
+    brings that method's or unit's defaults along.
 
     >>> DedupConfig(method="minhash", threshold=0.6).threshold
     0.6
+    >>> DedupConfig().replace(method="simhash").threshold, DedupConfig().replace(shingle__char=True).shingle.n
+    (0.85, 5)
     """
 
-    method: str = "minhash"
+    method: MethodName = "minhash"
     threshold: float | None = None
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
     shingle: ShingleConfig = field(default_factory=ShingleConfig)
@@ -223,22 +355,38 @@ class DedupConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)
+    # Which settings came from the method's defaults ("threshold", "shingle__n", ...): replace() re-derives them.
+    defaulted: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _check(self.method in METHODS, f"method must be one of {METHODS}, got {self.method!r}")
+        spec = _registry.method_class(self.method)
+        _check(spec is not None, f"method must be one of {_registry.names()}, got {self.method!r}")
+        for name, kind in STAGES.items():
+            _check(isinstance(getattr(self, name), kind), f"{name} must be a {kind.__name__}")
+        defaulted: set[str] = set()
         if self.threshold is None:
-            object.__setattr__(self, "threshold", DEFAULT_THRESHOLDS[self.method])
-        if self.cluster.algorithm is None:
-            object.__setattr__(self, "cluster", dataclasses.replace(
-                self.cluster, algorithm=DEFAULT_CLUSTER_ALGORITHMS.get(self.method, "components")))
-        _check(isinstance(self.threshold, (int, float)) and 0 < float(self.threshold) <= 1,
-               f"threshold must be in (0, 1], got {self.threshold!r}")
+            object.__setattr__(self, "threshold", spec.default_threshold)
+            defaulted.add("threshold")
+        _check(isinstance(self.threshold, (int, float)) and not isinstance(self.threshold, bool)
+               and 0 < float(self.threshold) <= 1, f"threshold must be in (0, 1], got {self.threshold!r}")
         object.__setattr__(self, "threshold", float(self.threshold))
-        _check(self.method != "rerank" or bool(self.embed.cross_model),
-               "method rerank needs a cross-encoder: cross_model (--cross-model DIR, from `neardup train crossencoder`)")
+        sh = self.shingle
+        char = sh.char if sh.char is not None else spec.default_char
+        defaulted |= {f"shingle__{k}" for k in ("n", "char") if getattr(sh, k) is None}
+        object.__setattr__(self, "shingle", sh.resolved(char, spec.default_ngram(char)))
+        if self.verify.score is None:
+            object.__setattr__(self, "verify", dataclasses.replace(self.verify, score=spec.default_score))
+            defaulted.add("verify__score")
+        if self.cluster.algorithm is None:
+            object.__setattr__(self, "cluster", dataclasses.replace(self.cluster, algorithm=spec.default_cluster))
+            defaulted.add("cluster__algorithm")
+        object.__setattr__(self, "defaulted", frozenset(defaulted))
+        spec.check(self)
 
     def replace(self, **changes: Any) -> DedupConfig:
         """Return a copy with top-level fields or ``stage__field`` entries changed.
+
+        Settings that came from the method's defaults and are not changed are derived again.
 
         >>> DedupConfig().replace(threshold=0.7, minhash__num_perm=64).minhash.num_perm
         64
@@ -248,39 +396,60 @@ class DedupConfig:
         for key, value in changes.items():
             if "__" in key:
                 stage, name = key.split("__", 1)
+                _check(stage in STAGES, f"unknown stage {stage!r}")
                 nested.setdefault(stage, {})[name] = value
             else:
+                _check(key in {f.name for f in dataclasses.fields(self) if f.init}, f"unknown setting {key!r}")
                 top[key] = value
+        for key in self.defaulted:  # a default follows the method (and the shingle unit) unless set now
+            if "__" in key:
+                stage, name = key.split("__", 1)
+                if stage not in top and name not in nested.get(stage, {}):
+                    nested.setdefault(stage, {})[name] = None
+            elif key not in top:
+                top[key] = None
         for stage, values in nested.items():
-            _check(stage in {f.name for f in dataclasses.fields(self)}, f"unknown stage {stage!r}")
-            top[stage] = dataclasses.replace(getattr(self, stage), **values)
+            base = top.get(stage, getattr(self, stage))
+            top[stage] = dataclasses.replace(base, **values)
         return dataclasses.replace(self, **top)
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
-    """Serialise a config dataclass to plain JSON-able data.
+    """Serialise a config dataclass to plain JSON-able data (a :class:`DedupConfig` with its defaults filled in).
 
     >>> config_to_dict(ShingleConfig(n=5))
-    {'n': 5, 'char': False}
+    {'n': 5, 'char': None}
     """
-    return dataclasses.asdict(config)
+    out = dataclasses.asdict(config)
+    out.pop("defaulted", None)
+    return out
 
 
 def config_from_dict(data: dict[str, Any]) -> DedupConfig:
-    """Rebuild a :class:`DedupConfig` from :func:`config_to_dict` output.
+    """Rebuild a :class:`DedupConfig` from :func:`config_to_dict` output (unknown keys are a ConfigError).
 
     >>> config_from_dict(config_to_dict(DedupConfig(threshold=0.4))).threshold
     0.4
     """
-    stages = {
-        "normalize": NormalizeConfig, "shingle": ShingleConfig, "minhash": MinHashConfig,
-        "simhash": SimHashConfig, "ngram": NgramConfig, "verify": VerifyConfig, "cluster": ClusterConfig,
-        "embed": EmbedConfig,
-    }
+    known = {f.name for f in dataclasses.fields(DedupConfig) if f.init}
+    unknown = sorted(set(data) - known)
+    _check(not unknown, f"unknown setting(s): {', '.join(unknown)}")
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
-        if key in stages and isinstance(value, dict):
-            kwargs[key] = stages[key](**value)
+        if key in STAGES and isinstance(value, dict):
+            stage = STAGES[key]
+            names = {f.name for f in dataclasses.fields(stage)}
+            extra = sorted(set(value) - names)
+            _check(not extra, f"unknown {key} setting(s): {', '.join(extra)}")
+            if key == "embed" and isinstance(value.get("hybrid_coef"), list):
+                value = {**value, "hybrid_coef": tuple(value["hybrid_coef"])}
+            kwargs[key] = stage(**value)
         else:
             kwargs[key] = value
     return DedupConfig(**kwargs)
+
+
+__all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "STAGES", "ClusterConfig", "ConfigError", "DedupConfig",
+           "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "NgramConfig", "NormalizeConfig",
+           "ReadConfig", "ShingleConfig", "SimHashConfig", "VerifyConfig", "config_from_dict", "config_to_dict",
+           "parse_size"]

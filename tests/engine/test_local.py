@@ -12,7 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from neardup.config import ConfigError, DedupConfig
-from neardup.engine.local import EngineConfig, make_plan, parse_size, run_chunked
+from neardup.config import EngineConfig, parse_size
+from neardup.engine.local import run_chunked
+from neardup.engine.plan import make_plan
 from neardup.engine.workdir import WorkDirError
 from neardup.io.read import read_corpus
 from neardup.pipeline import run
@@ -64,7 +66,8 @@ def test_chunked_run_over_many_tiles_equals_in_memory_run(example_path, tmp_path
 
 def test_workers_grown_past_their_share_are_replaced_before_a_stage(example_path, tmp_path):
     """Allocators keep freed memory in long-lived workers; a stage that needs room gets fresh ones."""
-    from neardup.engine.local import ChunkedRun, _resident_bytes
+    from neardup.engine.local import LocalRun as ChunkedRun
+    from neardup.engine.processes import resident_bytes as _resident_bytes
 
     run_ = ChunkedRun(example_path, tmp_path / "o", DedupConfig(),
                       EngineConfig(workers=2, memory_limit=parse_size("1GB"), progress=False))
@@ -94,7 +97,8 @@ def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(examp
     script = (
         "import sys\n"
         "from neardup.config import DedupConfig\n"
-        "from neardup.engine.local import EngineConfig, run_chunked\n"
+        "from neardup.config import EngineConfig\n"
+        "from neardup.engine.local import run_chunked\n"
         "from neardup.io.read import read_corpus\n"
         "from neardup.pipeline import run\n"
         "if __name__ == '__main__':\n"
@@ -112,7 +116,7 @@ def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(examp
 def test_verifying_a_partition_in_many_passes_gives_the_same_pairs(example_path, tmp_path):
     import numpy as np
 
-    from neardup.engine.local import _verify_part
+    from neardup.engine.tasks import verify_partition as _verify_part
 
     cfg = DedupConfig()
     work = tmp_path / "work"

@@ -12,7 +12,9 @@ pytest.importorskip("ray")
 
 from neardup.candidates.lsh import band_keys  # noqa: E402
 from neardup.config import DedupConfig  # noqa: E402
-from neardup.engine.local import EngineConfig, lsh_bands_rows, run_chunked  # noqa: E402
+from neardup.candidates.lsh import lsh_plan  # noqa: E402
+from neardup.config import EngineConfig  # noqa: E402
+from neardup.engine.local import run_chunked  # noqa: E402
 from neardup.engine.ray import ray_session, run_ray  # noqa: E402
 from neardup.io.read import InputError, read_corpus  # noqa: E402
 from neardup.pipeline import prepare  # noqa: E402
@@ -87,7 +89,7 @@ def test_ray_equals_local_with_a_bucket_over_max_bucket(ray_cluster, tmp_path):
     cfg = DedupConfig(method="minhash")
     # The corpus does exercise the star rule: some band bucket holds more than max_bucket documents.
     prep = prepare(read_corpus(src), cfg)
-    keys = band_keys(prep.signatures, *lsh_bands_rows(cfg))
+    keys = band_keys(prep.signatures, *lsh_plan(cfg.minhash, cfg.threshold))
     biggest = max(np.unique(keys[:, b], return_counts=True)[1].max() for b in range(keys.shape[1]))
     assert biggest > cfg.minhash.max_bucket
     summary = _assert_same_as_local(src, tmp_path, cfg)

@@ -62,7 +62,7 @@ def test_read_rows_reads_a_slice_without_mapping_and_refuses_a_truncated_file(tm
 
 
 def test_weights_written_span_by_span_equal_idf_weights(tmp_path):
-    from neardup.engine.local import _weights_part
+    from neardup.engine.tasks import weights_partition as _weights_part
 
     sets = _random_sets(np.random.default_rng(3))
     save_array(tmp_path / "values.npy", sets.values)

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from neardup.cli import app
 from neardup.config import DedupConfig
-from neardup.engine.local import EngineConfig, run_chunked
+from neardup.config import EngineConfig
+from neardup.engine.local import run_chunked
 from neardup.io.read import InputError, read_corpus
 
 

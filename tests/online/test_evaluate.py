@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neardup.io.read import InputError
-from neardup.online.cli import standalone_app
+from neardup.cli.online import standalone_app
 from neardup.online.detector import OnlineConfig
 from neardup.online.evaluate import (
     _trace,

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neardup.io.read import InputError
-from neardup.online.cli import standalone_app
+from neardup.cli.online import standalone_app
 from neardup.online.detector import Detector, OnlineConfig
 from neardup.online.load import load
 from neardup.online.store import MemoryStore, open_store

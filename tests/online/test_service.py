@@ -14,7 +14,7 @@ import uvicorn
 from typer.testing import CliRunner
 
 from neardup.config import ConfigError
-from neardup.online.cli import standalone_app
+from neardup.cli.online import standalone_app
 from neardup.online.detector import Detector, OnlineConfig
 from neardup.online.service import create_app, serve
 

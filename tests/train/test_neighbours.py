@@ -167,7 +167,7 @@ def test_neighbourhood_selection_keeps_band_dedup_exclusion_and_separation():
 
 
 def test_config_and_cli_option(tmp_path, neighbour_corpus, tiny_model):
-    from neardup.train.cli import train_app
+    from neardup.cli.train import train_app
 
     path, exclude, _ = neighbour_corpus
     with pytest.raises(ConfigError, match="--neighbours"):

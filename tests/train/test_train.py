@@ -241,7 +241,7 @@ def test_crossencoder_scores_a_trained_positive_above_a_negative(tmp_path, sourc
 
 
 def test_cli_trains_and_fails_cleanly(tmp_path, source_texts, tiny_model):
-    from neardup.train.cli import train_app
+    from neardup.cli.train import train_app
 
     runner = CliRunner()
     out = tmp_path / "cli"

@@ -1,70 +1,67 @@
-"""An in-memory LSH index of one (small) collection, probed by batches of another (streamed) collection.
+"""An in-memory index of one (small) collection's look-up keys, probed by the keys of another (streamed)
+collection: the candidate step of cross-collection matching.
 
-Owns cross-collection candidate look-up; must not read files or verify pairs.
-The index keeps, per band, the sorted bucket keys of the indexed documents; a probe computes the
-band keys of a batch and finds equal keys by binary search, so memory is ``bands * 16`` bytes per
-indexed document, and nothing of the probing side is kept.
+Owns cross-collection key look-up; must not read files, compute keys (a method's ``keys`` does) or
+verify pairs. Per table, the indexed keys are kept sorted; a probe finds equal keys by binary search,
+so memory is about 16 bytes per indexed key row, and nothing of the probing side is kept.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from neardup.candidates.lsh import band_keys
-
 _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
 
-class BandIndex:
-    """LSH band tables over MinHash signatures of the indexed collection.
+class KeyIndex:
+    """Key tables of an indexed collection: rows ``(key, doc, table)``.
 
-    >>> sig = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.uint32)
-    >>> index = BandIndex(sig, bands=2, rows=2)
-    >>> probe = np.array([[1, 2, 9, 9], [0, 0, 0, 0]], dtype=np.uint32)
-    >>> q, p = index.probe(probe)
-    >>> list(zip(q.tolist(), p.tolist()))
-    [(0, 0)]
+    ``max_docs``: a key held by more indexed documents than this in one table proposes no pair (a
+    boilerplate shingle); None keeps every key.
+
+    >>> index = KeyIndex(np.array([5, 6, 7, 5], dtype=np.uint64), np.array([0, 0, 1, 1]), np.array([0, 1, 1, 0]))
+    >>> q, p = index.probe(np.array([5, 7, 9], dtype=np.uint64), np.array([0, 0, 1]), np.array([0, 1, 1]))
+    >>> sorted(zip(q.tolist(), p.tolist()))
+    [(0, 0), (1, 0), (1, 0)]
     """
 
-    def __init__(self, signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray | None = None) -> None:
-        self.bands, self.rows = bands, rows
-        docs = np.arange(signatures.shape[0], dtype=np.int64)
-        if exclude is not None:
-            docs = docs[~exclude]
-        keys = band_keys(signatures[docs], bands, rows)
-        self._keys: list[np.ndarray] = []
-        self._docs: list[np.ndarray] = []
-        for b in range(bands):
-            order = np.argsort(keys[:, b], kind="stable")
-            self._keys.append(keys[order, b])
-            self._docs.append(docs[order])
+    def __init__(self, keys: np.ndarray, docs: np.ndarray, tables: np.ndarray, max_docs: int | None = None) -> None:
+        self._keys: dict[int, np.ndarray] = {}
+        self._docs: dict[int, np.ndarray] = {}
+        for t in np.unique(tables).tolist():
+            sel = tables == t
+            k, d = keys[sel], np.asarray(docs[sel], dtype=np.int64)
+            order = np.lexsort((d, k))
+            k, d = k[order], d[order]
+            if max_docs is not None and k.size:
+                uniq, start, counts = np.unique(k, return_index=True, return_counts=True)
+                common = np.repeat(counts > max_docs, counts)
+                k, d = k[~common], d[~common]
+            self._keys[t], self._docs[t] = k, d
 
-    def probe(self, signatures: np.ndarray, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Pairs ``(indexed doc, probe row)`` sharing at least one band bucket, without repeats."""
-        rows_idx = np.arange(signatures.shape[0], dtype=np.int64)
-        if exclude is not None:
-            rows_idx = rows_idx[~exclude]
-        if rows_idx.size == 0:
-            return _EMPTY
-        keys = band_keys(signatures[rows_idx], self.bands, self.rows)
+    def probe(self, keys: np.ndarray, rows: np.ndarray, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs ``(indexed doc, probe row)``, one for each table in which they share a key."""
         qs, ps = [], []
-        for b in range(self.bands):
-            lo = np.searchsorted(self._keys[b], keys[:, b], side="left")
-            hi = np.searchsorted(self._keys[b], keys[:, b], side="right")
+        for t in np.unique(tables).tolist():
+            if t not in self._keys:
+                continue
+            sel = tables == t
+            k, r = keys[sel], np.asarray(rows[sel], dtype=np.int64)
+            lo = np.searchsorted(self._keys[t], k, side="left")
+            hi = np.searchsorted(self._keys[t], k, side="right")
             counts = hi - lo
             hit = counts > 0
             if not hit.any():
                 continue
             starts, counts_h = lo[hit], counts[hit]
-            probe_rows = np.repeat(rows_idx[hit], counts_h)
+            probe_rows = np.repeat(r[hit], counts_h)
             seg = np.repeat(np.cumsum(counts_h) - counts_h, counts_h)
             positions = np.repeat(starts, counts_h) + (np.arange(counts_h.sum()) - seg)
-            qs.append(self._docs[b][positions])
+            qs.append(self._docs[t][positions])
             ps.append(probe_rows)
         if not qs:
             return _EMPTY
-        q, p = np.concatenate(qs), np.concatenate(ps)
-        width = int(p.max()) + 1
-        code = np.unique(q * width + p)
-        return code // width, code % width
+        return np.concatenate(qs), np.concatenate(ps)
 
+
+__all__ = ["KeyIndex"]

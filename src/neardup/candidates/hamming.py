@@ -46,6 +46,22 @@ def _block_masks(blocks: int) -> list[int]:
     return [((1 << int(hi)) - 1) ^ ((1 << int(lo)) - 1) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
+def table_masks(max_distance: int, max_tables: int = 64) -> np.ndarray:
+    """The bit mask of each block table (uint64): a fingerprint's key in table t is ``fp & masks[t]``.
+
+    >>> [bin(int(m)).count("1") for m in table_masks(3)]
+    [16, 16, 16, 16]
+    """
+    blocks, m = table_plan(max_distance, max_tables)
+    masks = _block_masks(blocks)
+    return np.array([sum(masks[i] for i in combo) for combo in combinations(range(blocks), m)], dtype=np.uint64)
+
+
+def table_keys(fps: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The ``(len(fps), len(masks))`` keys of fingerprints in the given tables."""
+    return np.asarray(fps, dtype=np.uint64)[:, None] & np.asarray(masks, dtype=np.uint64)[None, :]
+
+
 def hamming_pairs(fps: np.ndarray, max_distance: int, exclude: np.ndarray | None = None,
                   max_tables: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All pairs with Hamming distance <= ``max_distance``, with that distance.
@@ -60,13 +76,10 @@ def hamming_pairs(fps: np.ndarray, max_distance: int, exclude: np.ndarray | None
         docs = docs[~exclude]
     if docs.size < 2:
         return _EMPTY_PAIRS + (np.empty(0, dtype=np.int64),)
-    blocks, m = table_plan(max_distance, max_tables)
-    masks = _block_masks(blocks)
-    values = fps[docs]
+    keys = table_keys(fps[docs], table_masks(max_distance, max_tables))
     lefts, rights = [], []
-    for combo in combinations(range(blocks), m):
-        mask = np.uint64(sum(masks[i] for i in combo))
-        left, right = pairs_from_keys(values & mask, docs)
+    for t in range(keys.shape[1]):
+        left, right = pairs_from_keys(keys[:, t], docs)
         lefts.append(left)
         rights.append(right)
     left, right = unique_pairs(np.concatenate(lefts), np.concatenate(rights))

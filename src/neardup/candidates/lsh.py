@@ -6,7 +6,8 @@ Banding: the signature is cut into ``bands`` bands of ``rows`` values; documents
 on a whole band share a bucket. A pair with Jaccard s collides in at least one band with
 probability ``1 - (1 - s**rows)**bands``. :func:`optimal_bands_rows` picks (bands, rows) for a
 threshold t the way datasketch does: minimise the weighted false-positive mass (the integral of
-that probability below t) plus the false-negative mass (the integral of its complement above t).
+that probability below t) plus the false-negative mass (the integral of its complement above t);
+:func:`lsh_plan` is the one place a run's bands and rows are decided.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from neardup.candidates.buckets import count_pairs, pairs_from_keys, unique_pairs
+from neardup.config import MinHashConfig
 
 _EMPTY_PAIRS = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
@@ -54,27 +56,58 @@ def optimal_bands_rows(threshold: float, num_perm: int, fp_weight: float = 0.5,
     return best[1], best[2]
 
 
-def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
+def lsh_plan(config: MinHashConfig, threshold: float) -> tuple[int, int]:
+    """(bands, rows) of MinHash LSH: the configured ones, else the optimum for ``config.lsh_threshold``
+    (or, when that is None, for the method ``threshold``).
+
+    >>> lsh_plan(MinHashConfig(), 0.45), lsh_plan(MinHashConfig(bands=32, rows=4), 0.45)
+    ((28, 2), (32, 4))
+    """
+    if config.bands is not None and config.rows is not None:
+        return config.bands, config.rows
+    return optimal_bands_rows(config.lsh_threshold or float(threshold), config.num_perm)
+
+
+def band_keys(signatures: np.ndarray, bands: int, rows: int, first_band: int = 0) -> np.ndarray:
     """One 64-bit bucket key per (document, band): a ``(n_docs, bands)`` uint64 array.
 
-    The band index is mixed into the key, so equal values in different bands never collide.
+    ``signatures`` holds the ``bands * rows`` values of bands ``first_band ..`` (so a few bands of a
+    large corpus can be keyed at a time: the keys are those of the whole signature). The band index is
+    mixed into the key, so equal values in different bands never collide.
 
     >>> sig = np.array([[1, 2, 3, 4], [1, 2, 9, 9]], dtype=np.uint32)
     >>> k = band_keys(sig, bands=2, rows=2)
-    >>> bool(k[0, 0] == k[1, 0]), bool(k[0, 1] == k[1, 1])
-    (True, False)
+    >>> bool(k[0, 0] == k[1, 0]), bool(k[0, 1] == k[1, 1]), bool((band_keys(sig[:, 2:], 1, 2, 1) == k[:, 1:]).all())
+    (True, False, True)
     """
     n = signatures.shape[0]
-    keys = np.empty((n, bands), dtype=np.uint64)
+    block = np.asarray(signatures[:, : bands * rows]).reshape(n, bands, rows)
     with np.errstate(over="ignore"):
-        for band in range(bands):
-            block = signatures[:, band * rows : (band + 1) * rows].astype(np.uint64)
-            acc = np.full(n, np.uint64(0x9E3779B97F4A7C15) * np.uint64(band + 1), dtype=np.uint64)
-            for j in range(rows):
-                acc = (acc ^ block[:, j]) * np.uint64(0x100000001B3)
-                acc ^= acc >> np.uint64(29)
-            keys[:, band] = acc
-    return keys
+        acc = np.broadcast_to(np.uint64(0x9E3779B97F4A7C15) * np.arange(first_band + 1, first_band + bands + 1,
+                                                                         dtype=np.uint64), (n, bands)).copy()
+        for j in range(rows):
+            acc ^= block[:, :, j].astype(np.uint64)
+            acc *= np.uint64(0x100000001B3)
+            acc ^= acc >> np.uint64(29)
+    return acc
+
+
+def band_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate pairs of one band: documents that share its bucket key. A bucket larger than
+    ``max_bucket`` links its members to its first document only (linear in the bucket, not quadratic:
+    templates and boilerplate stay cheap, and connectivity is kept).
+
+    >>> l, r = band_bucket_pairs(np.array([7, 7, 7, 5], dtype=np.uint64), np.arange(4), max_bucket=2)
+    >>> list(zip(l.tolist(), r.tolist()))
+    [(0, 1), (0, 2)]
+    """
+    return pairs_from_keys(keys, docs, star_above=max_bucket)
+
+
+def collision_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs that agree on one signature position (one per shared value; values held by more than
+    ``max_bucket`` documents do not count): counted over all positions by the collisions rule."""
+    return pairs_from_keys(keys, docs, max_group=max_bucket, unique=False)
 
 
 def lsh_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray | None = None,
@@ -100,7 +133,7 @@ def lsh_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray
     keys = band_keys(signatures[docs], bands, rows)
     lefts, rights = [], []
     for band in range(bands):
-        left, right = pairs_from_keys(keys[:, band], docs, star_above=max_bucket)
+        left, right = band_bucket_pairs(keys[:, band], docs, max_bucket)
         lefts.append(left)
         rights.append(right)
     return unique_pairs(np.concatenate(lefts), np.concatenate(rights))
@@ -123,7 +156,7 @@ def collision_pairs(signatures: np.ndarray, min_collisions: int, exclude: np.nda
     sig = signatures[docs].astype(np.uint64)
     lefts, rights = [], []
     for j in range(sig.shape[1]):
-        left, right = pairs_from_keys(sig[:, j], docs, max_group=max_bucket, unique=False)
+        left, right = collision_bucket_pairs(sig[:, j], docs, max_bucket)
         lefts.append(left)
         rights.append(right)
     if not lefts:

@@ -38,6 +38,42 @@ def _pairs(query_rows: np.ndarray, neighbours: np.ndarray, sims: np.ndarray, thr
     return code // width, code % width, s[first].astype(np.float32)
 
 
+class VectorIndex:
+    """Rows of L2-normalised float32 vectors, searched by inner product (cosine): exactly (FAISS
+    ``IndexFlatIP``, ``kind="flat"``) or approximately (USearch HNSW, ``kind="hnsw"``). The one place a
+    vector search is written; :func:`knn_pairs` (one collection) and cross-collection matching use it.
+
+    >>> e = np.eye(3, dtype=np.float32)
+    >>> sims, ids = VectorIndex(e).search(e[:1], 2)
+    >>> ids.tolist(), sims.round(3).tolist()
+    ([[0, 1]], [[1.0, 0.0]])
+    """
+
+    def __init__(self, vectors: np.ndarray, kind: str = "flat", ef: int = 256) -> None:
+        if kind not in INDEXES:
+            raise ValueError(f"index must be one of {INDEXES}, got {kind!r}")
+        x = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.kind, self.size = kind, x.shape[0]
+        if kind == "flat":
+            faiss = require_extra("faiss", "neural")
+            self._index = faiss.IndexFlatIP(x.shape[1])
+            self._index.add(x)
+        else:
+            self._index = hnsw_index(x, ef=ef)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(similarities, row numbers)`` of each query's ``k`` nearest rows, as ``(m, k)`` arrays
+        (row -1 where fewer than ``k`` rows exist)."""
+        q = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.kind == "flat":
+            d, nb = self._index.search(q, k)
+            return d, nb.astype(np.int64)
+        m = self._index.search(q, k)
+        nb = np.asarray(m.keys, dtype=np.int64).reshape(-1, k)
+        d = 1.0 - np.asarray(m.distances, dtype=np.float32).reshape(-1, k)
+        return d, nb
+
+
 def knn_pairs(embeddings: np.ndarray, k: int = 100, threshold: float = 0.0, index: str = "flat",
               batch: int = 4096, hnsw_ef: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs of rows among each row's ``k`` nearest neighbours with cosine >= ``threshold``.
@@ -56,23 +92,12 @@ def knn_pairs(embeddings: np.ndarray, k: int = 100, threshold: float = 0.0, inde
         raise ValueError(f"index must be one of {INDEXES}, got {index!r}")
     x = np.ascontiguousarray(embeddings, dtype=np.float32)
     k = min(k + 1, n)
+    ix = VectorIndex(x, index, ef=hnsw_ef)
     lefts, rights, sims = [], [], []
-    if index == "flat":
-        faiss = require_extra("faiss", "neural")
-        ix = faiss.IndexFlatIP(x.shape[1])
-        ix.add(x)
-        for lo in range(0, n, batch):
-            d, nb = ix.search(x[lo : lo + batch], k)
-            part = _pairs(np.arange(lo, min(lo + batch, n)), nb, d, threshold)
-            lefts.append(part[0]), rights.append(part[1]), sims.append(part[2])
-    else:
-        ix = hnsw_index(x, ef=hnsw_ef)
-        for lo in range(0, n, batch):
-            m = ix.search(x[lo : lo + batch], k)
-            nb = np.asarray(m.keys, dtype=np.int64).reshape(-1, k)
-            d = 1.0 - np.asarray(m.distances, dtype=np.float32).reshape(-1, k)
-            part = _pairs(np.arange(lo, min(lo + batch, n)), nb, d, threshold)
-            lefts.append(part[0]), rights.append(part[1]), sims.append(part[2])
+    for lo in range(0, n, batch):
+        d, nb = ix.search(x[lo : lo + batch], k)
+        part = _pairs(np.arange(lo, min(lo + batch, n)), nb, d, threshold)
+        lefts.append(part[0]), rights.append(part[1]), sims.append(part[2])
     return _merge(lefts, rights, sims)
 
 
@@ -133,15 +158,11 @@ def search_recall(embeddings: np.ndarray, k: int = 10, ef: int = 256, sample: in
     >>> search_recall(x, k=5) > 0.95
     True
     """
-    faiss = require_extra("faiss", "neural")
     x = np.ascontiguousarray(embeddings, dtype=np.float32)
     rng = np.random.default_rng(seed)
     queries = rng.choice(x.shape[0], size=min(sample, x.shape[0]), replace=False)
-    flat = faiss.IndexFlatIP(x.shape[1])
-    flat.add(x)
-    _, exact = flat.search(x[queries], k)
-    m = hnsw_index(x, ef=ef).search(x[queries], k)
-    approx = np.asarray(m.keys, dtype=np.int64).reshape(-1, k)
+    _, exact = VectorIndex(x, "flat").search(x[queries], k)
+    _, approx = VectorIndex(x, "hnsw", ef=ef).search(x[queries], k)
     hits = sum(len(set(a.tolist()) & set(b.tolist())) for a, b in zip(exact, approx))
     return hits / exact.size
 

@@ -1,25 +1,25 @@
-"""Run the chunked pipeline's stages on a Ray cluster; same outputs as :mod:`neardup.engine.local`.
+"""The Ray engine: the sharded run's stages on a Ray cluster; the same outputs as :mod:`neardup.engine.local`.
 
 Owns scheduling the stages on Ray (Ray Data datasets, shuffles, iterations); must not implement a stage:
-every stage calls the same functions as the local engine (``_map_shard``, ``band_keys``,
-``pairs_from_keys``, ``score_pairs``, ``cluster._finalise``), so ``clusters.parquet``, ``pairs.parquet``
-and the summary's fields equal the local engine's exactly.
+every task calls the same code as the local engine (:mod:`neardup.engine.tasks`, the method's
+``keys`` and ``bucket_pairs``, ``cluster._finalise``), so ``clusters.parquet``, ``pairs.parquet`` and
+the summary's fields equal the local engine's exactly.
 
-Stages (the work directory and its layout are the local engine's, see :mod:`neardup.engine.workdir`):
+Stages (the work directory, its layout and the shared stages are :mod:`neardup.engine.sharded`'s):
 
 1. ``map``: the driver reads and validates the input (errors name the file, line and field) and puts
-   batches into the object store in waves; ``Dataset.map_batches`` normalizes, shingles and sketches
-   each batch (``_map_shard``) and writes it as a shard. Shards are renamed into document order.
-2. ``join`` and ``weights``: in the driver, as in the local engine (sequential file concatenation).
-3. ``candidates``: a dataset of ``(group, key, doc)`` rows (LSH band keys; signature values for the
-   ``collisions`` rule; shingle values for ``ngram``; SimHash table keys) is shuffled with
-   ``groupby("group").map_groups(...)``. A group is ``sub * KP + key % KP`` (``sub`` = band, position
-   or table), so every bucket of a band lands whole in one group, and ``pairs_from_keys`` on the
-   group emits exactly the pairs it emits on the whole band, star rule included.
-4. ``verify``: candidate pair codes are shuffled by the document tile of ``left``
-   (``engine.tiles``; ``groupby().map_groups()``); each group is de-duplicated (counted for
-   ``collisions``) and scored from the work directory's shingle sets, two tiles at a time, so
-   workers need the work directory on a shared filesystem (or one machine).
+   batches into the object store in waves; ``Dataset.map_batches`` represents each batch
+   (:func:`~neardup.engine.tasks.map_shard`) and writes it as a shard. Shards are renamed into document order.
+2. ``join`` and ``weights``: in the driver, as in the local engine.
+3. ``candidates`` (keyed methods): a dataset of ``(group, key, doc)`` rows (the method's key rows of a
+   range of documents) is shuffled with ``groupby("group").map_groups(...)``. A group is
+   ``table * KP + key % KP``, so every bucket of a table lands whole in one group, and the method's
+   ``bucket_pairs`` on the group emits exactly the pairs it emits on the whole table.
+4. ``verify``: candidate pair codes are shuffled by the document tile of ``left`` (``engine.tiles``;
+   ``groupby().map_groups()``); each group is de-duplicated (counted, where the method counts tables)
+   and scored from the work directory's shingle sets, two tiles at a time, so workers need the work
+   directory on a shared filesystem (or one machine). A vector method's neighbours and scores are
+   computed in the driver over the joined vectors, as in the local engine.
 5. ``cluster``: connected components by alternating large-star / small-star rounds (Kiveris et al.
    2014) over a Ray Data edge dataset until it stops changing; the driver then turns the star forest
    into labels and applies ``cluster._finalise`` (representative: longest text, then first seen).
@@ -31,6 +31,7 @@ Ray is imported lazily; ``pip install 'neardup[ray]'`` provides it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -39,23 +40,22 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from neardup.candidates.buckets import pairs_from_keys
-from neardup.cluster import Clusters, _finalise, cluster_pairs
-from neardup.config import ConfigError, DedupConfig
-from neardup.engine.local import (ChunkedRun, EngineConfig, _batches, _map_shard, joined_sets, lsh_bands_rows,
-                                  max_hamming_for, min_collisions_for, score_codes)
+from neardup import methods
+from neardup.cluster import Clusters, _finalise
+from neardup.config import DedupConfig, EngineConfig, ReadConfig
+from neardup.engine.sharded import ShardedRun
+from neardup.engine.tasks import distinct_codes, map_shard, score_codes
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
-from neardup.engine.workdir import WorkDir, load_array
-from neardup.io.read import InputError, source_exists
+from neardup.engine.workdir import WorkDir, joined, load_array, shard_files
+from neardup.io.read import InputError
+from neardup.methods.base import KeyedMethod
 
 _INSTALL_HINT = "install neardup[ray]: pip install 'neardup[ray]'"
-_SHARD_PARTS = ("values.npy", "offsets.npy", "sketch.npy", "ids.parquet", "done")
 _ROWS_PER_TASK = 2_000_000  # (group, key, doc) rows per key-emitting task and per shuffle group
 _EDGES_PER_PART = 1_000_000
 _MAX_CC_ROUNDS = 200
@@ -124,54 +124,26 @@ def _map_batch(batch: pa.Table, config: DedupConfig, root: str, max_chars: int) 
     starts, sizes = [], []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         if hi > lo:
-            _map_shard(int(doc[lo]), ids[lo:hi], texts[lo:hi], lines[lo:hi], config, root, max_chars)
+            map_shard(int(doc[lo]), ids[lo:hi], texts[lo:hi], lines[lo:hi], config, root, max_chars)
             starts.append(int(doc[lo]))
             sizes.append(hi - lo)
     return {"start": np.array(starts, dtype=np.int64), "n": np.array(sizes, dtype=np.int64)}
 
 
 def _emit_keys(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Candidates stage, map side: ``(group, key, doc)`` rows for a range of documents."""
-    root, kind, kp = spec["root"], spec["kind"], spec["key_parts"]
-    lo, hi = int(batch["lo"][0]), int(batch["hi"][0])
-    if kind == "ngram":  # one row per shingle value; lo:hi are document indices
-        sets = joined_sets(root)
-        keys = np.asarray(sets.values[sets.offsets[lo] : sets.offsets[hi]])
-        docs = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(sets.offsets[lo : hi + 1]))
-        sub = np.zeros(keys.size, dtype=np.int64)
-    else:  # one row per (document, band | position | table); lo:hi index the non-empty documents
-        sizes = np.diff(load_array(os.path.join(root, "offsets.npy"), mmap=False))
-        doc_ids = np.flatnonzero(sizes > 0).astype(np.int64)[lo:hi]
-        sketch = load_array(os.path.join(root, "sketch.npy"))
-        if kind == "lsh":
-            from neardup.candidates.lsh import band_keys
-
-            bands, rows = spec["bands"], spec["rows"]
-            table = band_keys(np.asarray(sketch[doc_ids, : bands * rows]), bands, rows)
-        elif kind == "collisions":
-            table = np.asarray(sketch[doc_ids]).astype(np.uint64)
-        else:  # simhash: one key per block-combination table
-            fps = np.asarray(sketch[doc_ids]).astype(np.uint64)
-            table = fps[:, None] & np.array(spec["masks"], dtype=np.uint64)[None, :]
-        keys = table.ravel()
-        docs = np.repeat(doc_ids, table.shape[1])
-        sub = np.tile(np.arange(table.shape[1], dtype=np.int64), doc_ids.size)
-    group = sub * kp + (keys % np.uint64(kp)).astype(np.int64)
-    return {"group": group, "key": keys, "doc": docs}
+    """Candidates stage, map side: ``(group, key, doc)`` rows of a range of the non-empty documents."""
+    method = methods.get(spec["config"])
+    rep = joined(spec["root"])
+    docs = np.flatnonzero(~rep.empty).astype(np.int64)[int(batch["lo"][0]) : int(batch["hi"][0])]
+    keys, key_docs, table = method.keys(rep, docs, range(method.n_tables()))
+    kp = spec["key_parts"]
+    group = table * kp + (keys % np.uint64(kp)).astype(np.int64)
+    return {"group": group, "key": keys, "doc": key_docs}
 
 
 def _bucket_pairs(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
     """Candidates stage, reduce side: the pairs of one group's buckets, as codes ``left * n + right``."""
-    kind = spec["kind"]
-    keys, docs = batch["key"], batch["doc"].astype(np.int64)
-    if kind == "lsh":
-        left, right = pairs_from_keys(keys, docs, star_above=spec["max_bucket"])
-    elif kind == "collisions":
-        left, right = pairs_from_keys(keys, docs, max_group=spec["max_bucket"], unique=False)
-    elif kind == "ngram":
-        left, right = pairs_from_keys(keys, docs, max_group=spec["max_df"])
-    else:
-        left, right = pairs_from_keys(keys, docs)
+    left, right = methods.get(spec["config"]).bucket_pairs(batch["key"], batch["doc"].astype(np.int64))
     return {"part": pair_partition(left, spec["tiles"], spec["pair_parts"]), "code": left * spec["n"] + right}
 
 
@@ -180,11 +152,8 @@ def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
 
     The first row is a tally, ``(-1, n_candidates, nan)``; the others are the pairs that pass.
     """
-    codes, counts = np.unique(batch["code"], return_counts=True)
-    if spec["min_count"] > 1:
-        codes = codes[counts >= spec["min_count"]]
-    left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"],
-                                               max_hamming=spec["max_hamming"])
+    codes = distinct_codes(batch["code"], spec["min_shared"])
+    left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"])
     return {"left": np.concatenate([[-1], left]).astype(np.int64),
             "right": np.concatenate([[n_candidates], right]).astype(np.int64),
             "score": np.concatenate([[np.nan], s]).astype(np.float64)}
@@ -248,13 +217,16 @@ def _digest(batch: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
 
 # ---- the run -----------------------------------------------------------------------------------
 
-class RayRun(ChunkedRun):
-    """One run of a :class:`DedupConfig` on Ray (stages as in :class:`ChunkedRun`, see the module docstring)."""
+class RayRun(ShardedRun):
+    """One run of a :class:`DedupConfig` on Ray (stages as in :class:`~neardup.engine.sharded.ShardedRun`)."""
 
-    def __init__(self, *args: Any, address: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.address = address
+    engine_name = "ray"
+
+    def __init__(self, input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
+                 engine: EngineConfig | None = None, read: ReadConfig | None = None) -> None:
+        super().__init__(input_path, outdir, config, engine, read)
         self.ray_info: dict[str, Any] = {}
+        self._verified: Any = None
 
     # ---- helpers -------------------------------------------------------------------------
     @property
@@ -265,24 +237,30 @@ class RayRun(ChunkedRun):
         """How many pieces to cut ``total_rows`` rows of ``count`` units into: small enough, and enough to share."""
         return max(1, min(count, max(math.ceil(total_rows / _ROWS_PER_TASK), 2 * self._cpus)))
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        with ray_session(self.engine, self.engine.address) as ray:
+            self.ray_info = {"version": ray.__version__, "address": self.engine.address,
+                             "num_cpus": int(ray.cluster_resources().get("CPU", 0)),
+                             "nodes": sum(1 for node in ray.nodes() if node.get("Alive"))}
+            yield
+
     # ---- stages --------------------------------------------------------------------------
     def map(self) -> int:
         """Stage 1: read in the driver, map with ``Dataset.map_batches``; returns the shard count."""
         ray = _import_ray()
         t0 = time.perf_counter()
-        if not source_exists(self.input):
-            raise InputError(self.input, None, "no such file or folder")
         staging = WorkDir(self.wd.root / "ray-map")
         staging.shards.mkdir(parents=True, exist_ok=True)
         wave_docs = self.plan.batch_docs * max(4, 2 * self._cpus)
-        kwargs = {"config": self.config, "root": str(staging.root), "max_chars": self.max_chars}
+        kwargs = {"config": self.config, "root": str(staging.root), "max_chars": self.read.max_chars}
 
         def run_wave(refs: list[Any]) -> list[dict[str, Any]]:
             ds = ray.data.from_arrow_refs(refs).map_batches(
                 _map_batch, batch_size=self.plan.batch_docs, batch_format="pyarrow", fn_kwargs=kwargs)
             return ds.take_all()
 
-        bar = self._bar(None, "reading + shingling")
+        bar = self.bar(None, "reading + representing")
         done: list[dict[str, Any]] = []
         n_docs = 0
         refs: list[Any] = []
@@ -297,14 +275,14 @@ class RayRun(ChunkedRun):
                     done.extend(rows)
                     bar.update(sum(int(r["n"]) for r in rows))
 
-            for ids, texts, lines in _batches(self.input, self.text_field, self.id_field, self.on_error,
-                                              self.plan.batch_docs, self.skipped):
-                table = pa.table({"doc": pa.array(np.arange(n_docs, n_docs + len(ids), dtype=np.int64)),
-                                  "id": pa.array(ids, pa.string()), "text": pa.array(texts, pa.string()),
-                                  "line": pa.array(lines, pa.int64())})
+            for batch in self.batches():
+                table = pa.table({"doc": pa.array(np.arange(n_docs, n_docs + len(batch), dtype=np.int64)),
+                                  "id": pa.array([d.id for d in batch], pa.string()),
+                                  "text": pa.array([d.text for d in batch], pa.string()),
+                                  "line": pa.array([d.line for d in batch], pa.int64())})
                 refs.append(ray.put(table))
-                n_docs += len(ids)
-                wave += len(ids)
+                n_docs += len(batch)
+                wave += len(batch)
                 if wave >= wave_docs:
                     finish()
                     pending, refs, wave = pool.submit(run_wave, refs), [], 0
@@ -319,89 +297,68 @@ class RayRun(ChunkedRun):
         for index, row in enumerate(done):
             if int(row["start"]) != expected:
                 raise RuntimeError(f"ray map stage lost documents at index {expected}")
-            for part in _SHARD_PARTS:  # "done" last, as in the local engine
+            for part in shard_files(staging, int(row["start"])):  # "done" last, as in the local engine
                 os.replace(staging.shard(int(row["start"]), part), self.wd.shard(index, part))
             expected += int(row["n"])
         if expected != n_docs:
             raise RuntimeError(f"ray map stage returned {expected} of {n_docs} documents")
         shutil.rmtree(staging.root, ignore_errors=True)
-        self._timed("map", t0)
+        self.timed("map", t0)
         return len(done)
 
+    def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        verified, left, right, scores = self.verify_pairs(self.candidate_pairs())
+        self._verified = verified
+        return left, right, scores
+
     def candidate_pairs(self) -> Any:
-        """Stage 4: a materialized dataset of candidate codes ``(part, code)``, or None when there are none."""
+        """Stage 3: a materialized dataset of candidate codes ``(part, code)``, or None when there are none."""
         ray = _import_ray()
         t0 = time.perf_counter()
-        cfg = self.config
-        sets = self.sets()
-        n = len(sets)
-        sizes = np.asarray(sets.sizes)
-        n_docs = int((sizes > 0).sum())
+        method = self.method
+        assert isinstance(method, KeyedMethod)
+        rep = self.representation()
+        n = len(rep)
+        docs = np.flatnonzero(~rep.empty).astype(np.int64)
         pair_parts = max(1, int(math.ceil(n * 16 * 40 / (self.engine.memory_limit * 0.3))), 2 * self._cpus)
-        tiles = tiles_for_run(self.wd.root, sets.offsets, self.engine.memory_limit, self._cpus, cfg.verify.score)
+        tiles = tiles_for_run(self.wd.root, np.asarray(rep.sets.offsets), self.engine.memory_limit, self._cpus,
+                              method.score_name)
         self.counts.update(tiles=len(tiles) - 1)
         pair_parts = partition_count(pair_parts, tiles)
-        spec: dict[str, Any] = {"root": str(self.wd.root), "n": n, "pair_parts": pair_parts, "tiles": tiles,
-                                "max_bucket": cfg.minhash.max_bucket, "max_df": cfg.ngram.max_df}
-        if cfg.method == "minhash" and cfg.minhash.rule == "lsh":
-            bands, rows = lsh_bands_rows(cfg)
-            self.counts.update(bands=bands, rows=rows)
-            spec.update(kind="lsh", bands=bands, rows=rows)
-            subs = bands
-        elif cfg.method == "minhash":
-            self.counts.update(min_collisions=min_collisions_for(cfg))
-            spec.update(kind="collisions")
-            subs = cfg.minhash.num_perm
-        elif cfg.method == "ngram":
-            spec.update(kind="ngram")
-            subs = 1
-        else:
-            from itertools import combinations
-
-            from neardup.candidates.hamming import _block_masks, table_plan
-
-            max_distance = max_hamming_for(cfg)
-            self.counts.update(max_hamming=max_distance)
-            blocks, m = table_plan(max_distance, cfg.simhash.max_tables)
-            masks = _block_masks(blocks)
-            spec.update(kind="simhash", masks=[sum(masks[i] for i in c) for c in combinations(range(blocks), m)])
-            subs = len(spec["masks"])
-        if n_docs < 2:
-            self._timed("candidates", t0)
+        if docs.size < 2:
+            self.timed("candidates", t0)
             return None
-        if spec["kind"] == "ngram":
-            total = int(sets.values.shape[0])
-            pieces = self._spread(total, n)
-            # Cut the documents where the running value count crosses each piece's share.
-            cuts = np.searchsorted(np.asarray(sets.offsets), np.linspace(0, total, pieces + 1)[1:-1])
-            bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, n), [n]]))
-        else:
-            total = n_docs * subs
-            pieces = self._spread(total, n_docs)
-            bounds = np.unique(np.linspace(0, n_docs, pieces + 1).round().astype(np.int64))
-        spec["key_parts"] = max(1, math.ceil(total / subs / _ROWS_PER_TASK), math.ceil(2 * self._cpus / subs))
+        tables = method.n_tables()
+        rows = method.key_counts(rep, docs)
+        total = int(rows.sum())
+        pieces = self._spread(total, docs.size)
+        # Cut the documents where the running row count crosses each piece's share.
+        cuts = np.searchsorted(np.cumsum(rows), np.linspace(0, total, pieces + 1)[1:-1])
+        bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, docs.size), [docs.size]]))
+        spec: dict[str, Any] = {"root": str(self.wd.root), "n": n, "pair_parts": pair_parts, "tiles": tiles,
+                                "config": self.config,
+                                "key_parts": max(1, math.ceil(total / tables / _ROWS_PER_TASK),
+                                                 math.ceil(2 * self._cpus / tables))}
         ranges = [{"lo": int(a), "hi": int(b)} for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         pairs = (ray.data.from_items(ranges, override_num_blocks=len(ranges))
                  .map_batches(_emit_keys, batch_size=1, batch_format="numpy", fn_kwargs={"spec": spec})
                  .groupby("group").map_groups(_bucket_pairs, batch_format="numpy", fn_kwargs={"spec": spec})
                  .materialize())
         self.ray_info.update(key_parts=spec["key_parts"], key_tasks=len(ranges), pair_parts=pair_parts)
-        self._timed("candidates", t0)
+        self.timed("candidates", t0)
         return pairs if pairs.count() else None
 
     def verify_pairs(self, pairs: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-        """Stage 5: the verified pairs, as a materialized dataset and as sorted driver arrays."""
-        cfg = self.config
-        weighted = self.weights() is not None  # computed in the driver, memory-mapped by the workers
+        """Stage 4: the verified pairs, as a materialized dataset and as sorted driver arrays."""
+        self.weights()  # computed in the driver, memory-mapped by the workers
         t0 = time.perf_counter()
         empty = np.empty(0, dtype=np.int64)
         if pairs is None:
             self.counts["n_candidates"] = 0
-            self._timed("verify", t0)
+            self.timed("verify", t0)
             return None, empty, empty, np.empty(0, dtype=np.float64)
-        spec = {"root": str(self.wd.root), "n": len(self.sets()), "config": cfg, "weighted": weighted,
-                "min_count": min_collisions_for(cfg) if cfg.method == "minhash" and cfg.minhash.rule != "lsh" else 1,
-                "max_hamming": self.counts.get("max_hamming")}
+        spec = {"root": str(self.wd.root), "n": len(self.representation()), "config": self.config,
+                "min_shared": getattr(self.method, "min_shared", 1)}
         verified = pairs.groupby("part").map_groups(_verify_group, batch_format="numpy",
                                                     fn_kwargs={"spec": spec}).materialize()
         lefts, rights, scores = [], [], []
@@ -417,7 +374,7 @@ class RayRun(ChunkedRun):
         score = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
         order = np.lexsort((right, left))
         self.counts["n_candidates"] = n_candidates
-        self._timed("verify", t0)
+        self.timed("verify", t0)
         return verified, left[order], right[order], score[order]
 
     def components(self, verified: Any, n: int, n_edges: int) -> np.ndarray:
@@ -456,62 +413,28 @@ class RayRun(ChunkedRun):
         labels[hi] = lo
         return True
 
-    def cluster(self, verified: Any, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
-        """Stage 6: clusters; components distributed, communities in the driver."""
+    def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
+        """Stage 5: clusters; components distributed (keyed methods), communities in the driver."""
+        if self.config.cluster.algorithm != "components" or self._verified is None:
+            return super().cluster(left, right, scores)
         t0 = time.perf_counter()
         lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
-        cfg = self.config.cluster
-        if cfg.algorithm == "components":
-            groups = self.components(verified, lengths.size, left.size)
-            clusters = _finalise(groups, lengths, cfg)
-        else:
-            clusters = cluster_pairs(lengths.size, left, right, scores, lengths, cfg)
-        self._timed("cluster", t0)
+        clusters = _finalise(self.components(self._verified, lengths.size, left.size), lengths, self.config.cluster)
+        self._verified = None
+        self.timed("cluster", t0)
         return clusters
 
-    def run(self) -> dict[str, Any]:
-        """All stages; returns the summary (also written to ``summary.json``)."""
-        from neardup.io.write import write_json
-
-        t_start = time.perf_counter()
-        outdir_existed = self.outdir.exists()
-        if not source_exists(self.input):
-            raise InputError(self.input, None, "no such file or folder")
-        if self.engine.resume:
-            raise ConfigError("--resume is not supported by the ray engine (use the local engine)")
-        with ray_session(self.engine, self.address) as ray:
-            self.ray_info = {"version": ray.__version__, "address": self.address,
-                             "num_cpus": int(ray.cluster_resources().get("CPU", 0)),
-                             "nodes": sum(1 for node in ray.nodes() if node.get("Alive"))}
-            self.wd.prepare(self.manifest(), False)
-            n_shards = self.map_or_clean(outdir_existed)
-            self.join(n_shards)
-            try:
-                verified, left, right, scores = self.verify_pairs(self.candidate_pairs())
-            finally:
-                self.close()  # the driver's worker processes (IDF weights)
-            clusters = self.cluster(verified, left, right, scores)
-            del verified
-        t0 = time.perf_counter()
-        self.write(n_shards, clusters, left, right, scores)
-        self._timed("write", t0)
-        summary = self._summary(clusters, left.size, n_shards, False, time.perf_counter() - t_start)
-        summary["engine"] = {"name": "ray", "address": self.address, **asdict(self.engine),
-                             "plan": asdict(self.plan), "shards": n_shards, "resumed": False, "ray": self.ray_info}
-        write_json(self.outdir / "summary.json", summary)
-        if not self.engine.keep_work:
-            self.wd.clean()
-        return summary
+    def engine_info(self, n_shards: int, resumed: bool) -> dict[str, Any]:
+        return {**super().engine_info(n_shards, resumed), "ray": self.ray_info}
 
 
 def run_ray(input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
-            engine: EngineConfig | None = None, address: str | None = None, **read_options: Any) -> dict[str, Any]:
+            engine: EngineConfig | None = None, read: ReadConfig | None = None) -> dict[str, Any]:
     """De-duplicate a file on Ray; writes OUTDIR exactly as :func:`neardup.engine.local.run_chunked` does.
 
-    ``address``: a Ray cluster to join (``"auto"``, ``"ray://host:10001"``, ...); without it a local
+    ``engine.address`` joins a Ray cluster (``"auto"``, ``"ray://host:10001"``, ...); without it a local
     cluster of ``engine.workers`` CPUs is started (and stopped at the end). The work directory must be
     on a filesystem every worker sees. Reading and validating the input happen in the driver.
-    ``read_options``: ``text_field``, ``id_field``, ``on_error``, ``max_chars``.
     """
     _import_ray()
-    return RayRun(input_path, outdir, config, engine, address=address, **read_options).run()
+    return RayRun(input_path, outdir, config, engine, read).run()

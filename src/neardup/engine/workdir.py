@@ -8,11 +8,14 @@ Layout of a work directory::
     shards/NNNNNN.ids.parquet     id, text length, input line of each document of shard NNNNNN
     shards/NNNNNN.values.npy      the shard's shingle hashes (CSR values) ...
     shards/NNNNNN.offsets.npy     ... and offsets
-    shards/NNNNNN.sketch.npy      MinHash signatures or SimHash fingerprints
+    shards/NNNNNN.sketch.npy      MinHash signatures or SimHash fingerprints (methods with a sketch)
+    shards/NNNNNN.vectors.npy     document embeddings; chunks.npy, chunk_offsets.npy: chunk embeddings
+    shards/NNNNNN.texts.parquet   the texts (only for a method whose score reads them)
     shards/NNNNNN.done            written last: the shard is complete
-    values.npy offsets.npy sketch.npy lengths.npy weights.npy   the shards joined (memory-mapped later)
-    pairs/PPP-KKKKKK.npy          candidate pair codes spilled by partition P
-    verified.npy                  verified pairs (left, right, score)
+    values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy weights.npy
+                                  the shards joined (memory-mapped later)
+    pairs/PPP-TAG.npy             candidate pair codes spilled by partition PPP
+    verified.npz                  verified pairs (left, right, score)
     <stage>.done                  stage markers
 """
 
@@ -30,6 +33,9 @@ import numpy as np
 
 from neardup.io.read import is_url, source_info
 from neardup.io.write import atomic_path, write_json
+from neardup.methods.base import Representation
+from neardup.represent.embeddings import Embeddings
+from neardup.text.shingle import ShingleSets
 
 
 class WorkDirError(ValueError):
@@ -88,11 +94,74 @@ class WorkDir:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], texts: list[str], lines: list[int],
+               max_chars: int) -> int:
+    """Write a shard's representation, ids, lengths and input lines; ``done`` last (with the counts of
+    empty and truncated texts). Returns its size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    save_array(wd.shard(index, "values.npy"), rep.sets.values)
+    save_array(wd.shard(index, "offsets.npy"), rep.sets.offsets)
+    if rep.sketch is not None:
+        save_array(wd.shard(index, "sketch.npy"), rep.sketch)
+    if rep.vectors is not None:
+        save_array(wd.shard(index, "vectors.npy"), rep.vectors.docs)
+        if rep.vectors.chunks is not None and rep.vectors.offsets is not None:
+            save_array(wd.shard(index, "chunks.npy"), rep.vectors.chunks)
+            save_array(wd.shard(index, "chunk_offsets.npy"), rep.vectors.offsets)
+    if rep.texts is not None:
+        with atomic_path(wd.shard(index, "texts.parquet"), durable=False) as tmp:
+            pq.write_table(pa.table({"text": pa.array(list(rep.texts), pa.string())}), tmp)
+    table = pa.table({"id": pa.array(ids, pa.string()), "length": pa.array(rep.lengths),
+                      "line": pa.array(lines, pa.int64())})
+    with atomic_path(wd.shard(index, "ids.parquet"), durable=False) as tmp:
+        pq.write_table(table, tmp)
+    n_empty = sum(1 for t in texts if not t.strip())
+    n_truncated = sum(1 for t in texts if len(t) > max_chars)
+    with atomic_path(wd.shard(index, "done"), durable=False) as tmp:
+        tmp.write_text(f"{len(ids)} {n_empty} {n_truncated}\n")
+    return len(ids)
+
+
+def shard_files(wd: WorkDir, index: int) -> list[str]:
+    """The parts shard ``index`` has on disk (``done`` last)."""
+    prefix = f"{index:06d}."
+    parts = sorted(p.name[len(prefix):] for p in wd.shards.glob(prefix + "*"))
+    return [p for p in parts if p != "done"] + (["done"] if "done" in parts else [])
+
+
+def joined(root: str | os.PathLike[str]) -> Representation:
+    """The representation of a work directory after the join stage (large arrays memory-mapped)."""
+    r = Path(root)
+    sets = ShingleSets(load_array(r / "values.npy"), load_array(r / "offsets.npy", mmap=False))
+    vectors = None
+    if (r / "vectors.npy").exists():
+        chunks = (load_array(r / "chunks.npy"), load_array(r / "chunk_offsets.npy", mmap=False)) \
+            if (r / "chunks.npy").exists() else (None, None)
+        vectors = Embeddings(docs=load_array(r / "vectors.npy"), chunks=chunks[0], offsets=chunks[1])
+    texts = None
+    if (r / "texts.parquet").exists():
+        import pyarrow.parquet as pq
+
+        texts = pq.read_table(r / "texts.parquet")["text"].to_pylist()
+    return Representation(sets=sets, lengths=load_array(r / "lengths.npy", mmap=False),
+                          sketch=load_array(r / "sketch.npy") if (r / "sketch.npy").exists() else None,
+                          vectors=vectors, texts=texts)
+
+
 def save_array(path: str | os.PathLike[str], array: np.ndarray) -> None:
     """``np.save`` atomically."""
     with atomic_path(path, durable=False) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, array)
+
+
+def save_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> None:
+    """``np.savez`` atomically."""
+    with atomic_path(path, durable=False) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
 
 
 def load_array(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:

@@ -26,7 +26,8 @@ import numpy as np
 from neardup.config import DedupConfig
 from neardup.eval.metrics import adjusted_rand_index, pair_label_scores, pairwise_scores
 from neardup.io.read import Corpus, InputError, is_pair_file, read_corpus, read_pair_labels
-from neardup.pipeline import DedupResult, Prepared, prepare, run_prepared
+from neardup.pipeline import Prepared, prepare, run_prepared
+from neardup.results import DedupResult
 
 
 @dataclass

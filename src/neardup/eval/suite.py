@@ -89,15 +89,12 @@ class MethodRef:
 
 
 def base_config(method: str) -> DedupConfig:
-    """The configuration a neardup method is tuned from (SimHash scores by its own estimate, as the CLI does).
+    """The configuration a neardup method is tuned from: the method's defaults.
 
     >>> base_config("simhash").verify.score
     'none'
     """
-    cfg = DedupConfig(method=method)
-    if method == "simhash":
-        cfg = cfg.replace(verify__score="none")
-    return cfg
+    return DedupConfig(method=method)
 
 
 def resolve_methods(names: Sequence[str]) -> list[MethodRef]:
@@ -118,9 +115,9 @@ def resolve_methods(names: Sequence[str]) -> list[MethodRef]:
         try:
             out.append(MethodRef(name, base=base_config(name)))
         except ConfigError:
-            from neardup.config import METHODS
+            from neardup.methods import names
 
-            raise ConfigError(f"unknown method {name!r}: neardup methods are {', '.join(METHODS)}; "
+            raise ConfigError(f"unknown method {name!r}: neardup methods are {', '.join(names())}; "
                               f"peers are {', '.join(PEERS)}") from None
     if not out:
         raise ConfigError("--methods: give at least one method")

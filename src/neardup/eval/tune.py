@@ -1,6 +1,7 @@
 """Threshold tuning the NEWS-COPY way: sweep settings on a validation set, report the best on a test set.
 
-Owns the search grid and the choice of setting; must not implement stages or metrics.
+Owns the search and the choice of setting; must not implement stages or metrics. What is searched is
+the method's: its thresholds (``threshold_grid``) and candidate-rule settings (``tuning_settings``).
 
 The representation is computed once per data set; for each candidate-rule setting (for MinHash:
 LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
@@ -23,39 +24,29 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from neardup import methods
 from neardup.cluster import cluster_pairs
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
-from neardup.pipeline import DedupResult, Prepared, candidate_pairs, hybrid_pair_features, prepare
+from neardup.pipeline import Prepared, candidate_pairs, prepare
+from neardup.results import DedupResult
 
-DEFAULT_GRIDS: dict[str, list[float]] = {
-    # Heavy OCR noise pushes the best n-gram threshold very low, so the grid starts at 0.01.
-    "minhash": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
-    "ngram": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)],
-    "simhash": [round(float(x), 4) for x in np.arange(0.80, 0.9851, 0.015625)],
-    "retsim": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
-    "retsim-partial": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
-    "biencoder": [round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01)],
-    # hybrid: thresholds on the fitted model's probability; few positive pairs (a real wire day) give
-    # low probabilities, so the grid reaches 0.01.
-    "hybrid": [0.01, 0.02, 0.03, 0.04] + [round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025)]
-              + [0.96, 0.97, 0.98, 0.99],
-    "rerank": [round(float(x), 3) for x in np.arange(0.05, 0.9951, 0.025)],
-}
+def default_grid(method: str) -> list[float]:
+    """The thresholds swept for a method (its class's ``threshold_grid``).
+
+    >>> default_grid("simhash")[:2]
+    [0.8, 0.8156]
+    """
+    return list(methods.method_class(method).threshold_grid)
+
+
+#: Every method's threshold grid, by name.
+DEFAULT_GRIDS: dict[str, list[float]] = {name: default_grid(name) for name in methods.names()}
 # Short names of swept settings in ``params`` -> the DedupConfig.replace key they set.
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
                               "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight",
                               "hybrid_rule": "embed__hybrid_rule", "hybrid_coef": "embed__hybrid_coef",
                               "rerank_floor": "embed__rerank_floor"}
-LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-# Method rerank: bi-encoder cosine floors swept (those >= the configured rerank_floor, loosest first, so the
-# cross-encoder scores every candidate once and the tighter floors re-use them).
-RERANK_FLOORS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0.94, 0.96)
-MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
-
-
-# Method hybrid: its signals alone, swept beside the fitted model (linear rule weights: 1 = n-gram overlap, 0 = cosine).
-HYBRID_FALLBACK_WEIGHTS: tuple[float, ...] = (1.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -69,30 +60,19 @@ class Trial:
 
 
 def candidate_settings(base: DedupConfig) -> list[dict[str, Any]]:
-    """The candidate-rule settings swept for a method (as ``DedupConfig.replace`` keywords).
+    """The candidate-rule settings swept for a method (as ``DedupConfig.replace`` keywords): the method's own
+    :meth:`~neardup.methods.base.Method.tuning_settings`.
 
     >>> len(candidate_settings(DedupConfig(method="ngram")))
     1
     """
-    if base.method == "hybrid":  # the model's coefficients are fitted in sweep(); then each signal alone
-        return [{"embed__hybrid_rule": "logistic"}] + [
-            {"embed__hybrid_rule": "linear", "embed__hybrid_weight": w} for w in HYBRID_FALLBACK_WEIGHTS]
-    if base.method == "rerank":
-        floors = [f for f in RERANK_FLOORS if f > base.embed.rerank_floor + 1e-9]
-        return [{"embed__rerank_floor": f} for f in [base.embed.rerank_floor, *floors]]
-    if base.method != "minhash" or base.minhash.bands is not None:
-        return [{}]
-    k = base.minhash.num_perm
-    settings: list[dict[str, Any]] = [{"minhash__rule": "lsh", "minhash__lsh_threshold": t} for t in LSH_THRESHOLDS]
-    counts = sorted({max(2, int(round(f * k))) for f in MIN_COLLISIONS_FRACTIONS})
-    settings += [{"minhash__rule": "collisions", "minhash__min_collisions": c} for c in counts]
-    return settings
+    return methods.get(base).tuning_settings()
 
 
 def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None = None,
           progress: bool = False, prep: Prepared | None = None) -> list[Trial]:
     """Every (setting, threshold) on ``data`` with its metrics, computing each candidate set once."""
-    grid = sorted(thresholds or DEFAULT_GRIDS[base.method])
+    grid = sorted(thresholds or default_grid(base.method))
     prep = prep or prepare(data.corpus, base, progress=progress)
     trials: list[Trial] = []
     settings = candidate_settings(base)
@@ -129,7 +109,7 @@ def _fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
 
     # candidates do not depend on the rule; the linear rule finds them without the partial score
     left, right, _, _ = candidate_pairs(prep, config.replace(embed__hybrid_rule="linear"))
-    features = hybrid_pair_features(prep, config, left, right)
+    features = methods.get(config).features(prep.rep, left, right)
     usable, y = pair_labels(data, left, right)
     coef = fit_logistic(features[usable], y[usable]) or DEFAULT_HYBRID_COEF
     return left, right, logistic_scores(features, coef), {"embed__hybrid_rule": "logistic",

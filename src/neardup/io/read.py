@@ -13,6 +13,9 @@ Rules, the same for every format:
 * a text longer than ``max_chars`` is kept whole in the output but only its first ``max_chars``
   characters are compared; it is counted as truncated;
 * invalid UTF-8 or invalid JSON is an error naming file and line.
+
+Which fields, the error policy and ``max_chars`` travel as one :class:`~neardup.config.ReadConfig`;
+:func:`iter_batches` is the one place a stream of records is cut into batches.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, BinaryIO
 
 import xxhash
 
-DEFAULT_MAX_CHARS = 5_000_000
+from neardup.config import DEFAULT_MAX_CHARS, ReadConfig
 
 
 class InputError(ValueError):
@@ -285,30 +288,35 @@ def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None) 
     return _iter_txtdir(Path(p))
 
 
-def read_corpus(path: str | os.PathLike[str], text_field: str = "text", id_field: str = "id",
-                label_field: str | None = None, on_error: str = "raise",
-                max_chars: int = DEFAULT_MAX_CHARS) -> Corpus:
+def _read_config(read: ReadConfig | None, fields: dict[str, Any]) -> ReadConfig:
+    cfg = read or ReadConfig()
+    return cfg.replace(**fields) if fields else cfg
+
+
+def read_corpus(path: str | os.PathLike[str], read: ReadConfig | None = None, label_field: str | None = None,
+                **fields: Any) -> Corpus:
     """Read every document of a file or folder (see the module docstring for the rules).
 
-    ``label_field`` (e.g. ``"cluster"``) also reads true cluster labels; null means singleton.
+    ``read`` (or its fields as keywords: ``text_field``, ``id_field``, ``on_error``, ``max_chars``)
+    says how; ``label_field`` (e.g. ``"cluster"``) also reads true cluster labels; null means singleton.
     """
-    fields = [id_field, text_field] + ([label_field] if label_field else [])
-    corpus = read_records(iter_records(path, fields), source=str(path), text_field=text_field, id_field=id_field,
-                          label_field=label_field, on_error=on_error, max_chars=max_chars)
+    cfg = _read_config(read, fields)
+    wanted = [cfg.id_field, cfg.text_field] + ([label_field] if label_field else [])
+    corpus = read_records(iter_records(path, wanted), source=str(path), read=cfg, label_field=label_field)
     if len(corpus) == 0:
         raise InputError(path, None, "no documents found (empty input)")
     return corpus
 
 
 def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
-                 text_field: str = "text", id_field: str = "id", label_field: str | None = None,
-                 on_error: str = "raise", max_chars: int = DEFAULT_MAX_CHARS) -> Corpus:
+                 read: ReadConfig | None = None, label_field: str | None = None, **fields: Any) -> Corpus:
     """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus`."""
+    cfg = _read_config(read, fields)
     corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source)
-    for doc in iter_documents(records, source, text_field, id_field, on_error, corpus.skipped, label_field):
+    for doc in iter_documents(records, source, cfg, corpus.skipped, label_field):
         if not doc.text.strip():
             corpus.n_empty += 1
-        if len(doc.text) > max_chars:
+        if len(doc.text) > cfg.max_chars:
             corpus.n_truncated += 1
         corpus.ids.append(doc.id)
         corpus.texts.append(doc.text)
@@ -329,17 +337,17 @@ class Document:
 
 
 def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
-                   text_field: str = "text", id_field: str = "id", on_error: str = "raise",
-                   skipped: list[dict[str, Any]] | None = None, label_field: str | None = None,
-                   id_hashes: bool = False, extra: bool = False) -> Iterator[Document]:
+                   read: ReadConfig | None = None, skipped: list[dict[str, Any]] | None = None,
+                   label_field: str | None = None, id_hashes: bool = False, extra: bool = False) -> Iterator[Document]:
     """Validate records one by one (streaming), applying the rules of the module docstring.
 
     Duplicate ids are found with a set of the ids seen (or, with ``id_hashes``, of their 64-bit
     XXH3 hashes: 8 bytes a document, for corpora too large to hold every id). ``extra``: keep each
-    record's other fields in :attr:`Document.extra`.
+    record's other fields in :attr:`Document.extra`. Skipped records (``on_error="skip"``) are
+    appended to ``skipped``.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    cfg = read or ReadConfig()
+    id_field, text_field, on_error = cfg.id_field, cfg.text_field, cfg.on_error
     seen: dict[Any, int] = {}
     for position, item in enumerate(records, start=1):
         lineno, rec = item if isinstance(item, tuple) else (position, item)
@@ -361,6 +369,30 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
             label = str(rec[label_field])
         more = {k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra else None
         yield Document(line=lineno, id=doc_id, text=text, label=label, extra=more)
+
+
+def iter_batches(path: str | os.PathLike[str], read: ReadConfig, batch_docs: int,
+                 skipped: list[dict[str, Any]] | None = None, extra: bool = False) -> Iterator[list[Document]]:
+    """The validated documents of a file or folder, streamed in lists of ``batch_docs`` (the last may be
+    shorter); nothing of a batch is kept after it. Ids are checked unique by hash (large corpora).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+    >>> _ = p.write_text("".join(f'{{"id": {i}, "text": "t{i}"}}\\n' for i in range(5)))
+    >>> [[d.id for d in b] for b in iter_batches(p, ReadConfig(), 2)]
+    [['0', '1'], ['2', '3'], ['4']]
+    """
+    if batch_docs < 1:
+        raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
+    fields = None if extra else [read.id_field, read.text_field]
+    batch: list[Document] = []
+    for doc in iter_documents(iter_records(path, fields), str(path), read, skipped, id_hashes=True, extra=extra):
+        batch.append(doc)
+        if len(batch) >= batch_docs:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:

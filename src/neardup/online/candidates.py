@@ -1,7 +1,8 @@
 """The candidate step of the online detector: which stored documents a new one is compared with.
 
-Owns the look-up keys (the seed method's sketch, MinHash LSH band keys) and the small interface a
-further step (e.g. a RETSim vector index) implements; must not verify or decide (see detector).
+Owns the look-up keys (the seed method's sketch; MinHash LSH band keys, computed by the batch method's
+own :class:`~neardup.methods.minhash.MinHash` object) and the small interface a further step (e.g. a
+RETSim vector index) implements; must not verify or decide (see detector).
 
 A step turns a document's features into a :class:`Probe` (its look-up keys, plus anything else it
 needs), answers :meth:`CandidateStep.candidates` with ``(seq, votes)`` best first, and hears about
@@ -12,12 +13,16 @@ a vector step would return no keys and keep its own index, updated in ``on_added
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
 
+from neardup.candidates.lsh import band_keys
+from neardup.config import DedupConfig, MinHashConfig
+from neardup.methods.base import Representation
+from neardup.methods.minhash import MinHash
 from neardup.online.features import DocFeatures, first_distinct
-from neardup.represent.minhash import signatures
 from neardup.text.shingle import ShingleSets
 
 _NO_KEYS = np.empty(0, dtype=np.int64)
@@ -62,21 +67,10 @@ class CandidateStep(Protocol):
         ...
 
 
-def row_band_keys(values: np.ndarray, bands: int, rows: int) -> np.ndarray:
-    """:func:`neardup.candidates.lsh.band_keys` of one signature row, vectorised over bands (same keys).
-
-    >>> from neardup.candidates.lsh import band_keys
-    >>> sig = np.array([[1, 2, 3, 4]], dtype=np.uint32)
-    >>> bool((row_band_keys(sig[0], 2, 2) == band_keys(sig, 2, 2)[0]).all())
-    True
-    """
-    block = values[: bands * rows].astype(np.uint64).reshape(bands, rows)
-    with np.errstate(over="ignore"):
-        acc = np.uint64(0x9E3779B97F4A7C15) * np.arange(1, bands + 1, dtype=np.uint64)
-        for j in range(rows):
-            acc = (acc ^ block[:, j]) * np.uint64(0x100000001B3)
-            acc ^= acc >> np.uint64(29)
-    return acc
+@lru_cache(maxsize=16)
+def minhash_method(config: MinHashConfig) -> MinHash:
+    """The batch MinHash method of a :class:`~neardup.config.MinHashConfig` (signatures, bands and keys)."""
+    return MinHash(DedupConfig(method="minhash", minhash=config))
 
 
 def rank_votes(votes: dict[int, int], min_votes: int, limit: int) -> list[tuple[int, int]]:
@@ -142,25 +136,25 @@ class SketchStep(_KeyStep):
         if values.size == 0:
             return Probe()
         # One key per (position, value): band_keys with one row per band mixes the position in.
-        return Probe(keys=row_band_keys(values, bands=self.p, rows=1).view(np.int64))
+        return Probe(keys=band_keys(values[None, :], bands=self.p, rows=1)[0].view(np.int64))
 
 
 class MinHashStep(_KeyStep):
-    """Our candidate step: MinHash (``num_perm`` values) of the same sample, LSH ``bands`` x ``rows``.
-
-    A stored document is a candidate when it shares at least ``min_bands`` band keys.
+    """Our candidate step: MinHash of the same sample (a :class:`~neardup.config.MinHashConfig`), keyed
+    by LSH bands exactly as the batch method keys a document; a stored document is a candidate when it
+    shares at least ``min_bands`` band keys.
 
     >>> from neardup.online.features import featurize
-    >>> step = MinHashStep(num_perm=32, bands=8, rows=4, k=1600, seed=1)
+    >>> step = MinHashStep(MinHashConfig(num_perm=32, bands=8, rows=4), k=1600)
     >>> step.probe(featurize("one two three four five", 3)).keys.size
     8
     """
 
     name = "minhash"
 
-    def __init__(self, num_perm: int, bands: int, rows: int, k: int, seed: int, min_bands: int = 1,
-                 max_bucket: int = 1000) -> None:
-        self.num_perm, self.bands, self.rows, self.k, self.seed = num_perm, bands, rows, k, seed
+    def __init__(self, config: MinHashConfig, k: int, min_bands: int = 1, max_bucket: int = 1000) -> None:
+        self.config, self.k = config, k
+        self.method = minhash_method(config)
         self.min_votes = min_bands
         self.max_bucket = max_bucket
 
@@ -169,5 +163,6 @@ class MinHashStep(_KeyStep):
         if sample.size == 0:
             return Probe()
         sets = ShingleSets(sample, np.array([0, sample.size], dtype=np.int64))
-        sig = signatures(sets, num_perm=self.num_perm, seed=self.seed)
-        return Probe(keys=row_band_keys(sig[0], self.bands, self.rows).view(np.int64))
+        rep = Representation(sets=sets, lengths=np.zeros(1, dtype=np.int64), sketch=self.method.sketch(sets))
+        keys, _, _ = self.method.keys(rep, np.zeros(1, dtype=np.int64), range(self.method.n_tables()))
+        return Probe(keys=keys.view(np.int64))

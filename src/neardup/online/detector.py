@@ -12,8 +12,10 @@ Methods (``OnlineConfig.method``), both verified the same way (see verify.py):
   overlap of the first fraction f of each document (f_short for documents under short_len tokens)
   against r_overlap. The paper gives ranges (f 0.4..1.0, r_overlap 0.2..0.5); the defaults read
   them as f = 0.4 for long documents, 1.0 for short ones, and r_overlap = 0.3.
-* ``minhash`` - our candidate step: MinHash of the same sample with LSH bands (derived from
-  ``lsh_threshold`` unless bands/rows are given).
+* ``minhash`` - our candidate step: MinHash of the same sample with LSH bands, run by the batch
+  method's own object (:class:`~neardup.methods.minhash.MinHash`) from the embedded
+  :class:`~neardup.config.MinHashConfig` (bands derived from its ``lsh_threshold`` unless bands/rows
+  are given).
 
 Our further improvements are switches that work with either method: ``top_candidates`` > 1
 verifies the best few candidates exactly and keeps the best score (the seed verifies one), and
@@ -48,9 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from neardup.candidates.lsh import optimal_bands_rows
-from neardup.config import ConfigError, NormalizeConfig
-from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep
+from neardup.config import ConfigError, MinHashConfig, NormalizeConfig
+from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep, minhash_method
 from neardup.online.features import DocFeatures, featurize, pack, prefix_fraction, sentence_sequences, unpack
 from neardup.online.store import DocRecord, Store, count_votes
 from neardup.online.verify import Scored, choose, evidence, prefix_of, update_reason
@@ -58,6 +59,8 @@ from neardup.online.verify import overlap as overlap_score
 from neardup.represent.minhash import ALGORITHM as minhash_algorithm
 
 ONLINE_METHODS: tuple[str, ...] = ("sketch", "minhash")
+#: MinHash settings that may be given flat (``OnlineConfig(num_perm=64)``): they set the embedded ``minhash``.
+MINHASH_SETTINGS: tuple[str, ...] = ("num_perm", "bands", "rows", "lsh_threshold")
 
 
 class ConflictError(ValueError):
@@ -101,12 +104,15 @@ def _check(cond: bool, message: str) -> None:
         raise ConfigError(message)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class OnlineConfig:
     """Every setting of the online detector (defaults: the seed paper's method and values).
 
-    >>> OnlineConfig().method, OnlineConfig(method="minhash").bands_rows()
-    ('sketch', (28, 2))
+    The ``minhash`` method's signatures and bands are a :class:`~neardup.config.MinHashConfig` (its
+    ``seed`` is this config's); its fields may be given flat: ``OnlineConfig(num_perm=64, bands=16, rows=4)``.
+
+    >>> OnlineConfig().method, OnlineConfig(method="minhash").bands_rows(), OnlineConfig(num_perm=64).minhash.num_perm
+    ('sketch', (28, 2), 64)
     >>> OnlineConfig(f=1.5)
     Traceback (most recent call last):
     ...
@@ -128,16 +134,26 @@ class OnlineConfig:
     update_min_sentences: int = 1
     update_sentence_tokens: int = 8
     update_sentence_shared: float = 0.2
-    num_perm: int = 128
-    bands: int | None = None
-    rows: int | None = None
-    lsh_threshold: float = 0.2
+    minhash: MinHashConfig = field(default_factory=MinHashConfig)
     min_bands: int = 1
     max_bucket: int = 1000
     seed: int = 1
     store_text: bool = True
     evidence_snippets: int = 5
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+
+    def __init__(self, **settings: Any) -> None:
+        flat = {k: settings.pop(k) for k in MINHASH_SETTINGS if k in settings}
+        for f in dataclasses.fields(self):
+            if f.name in settings:
+                value = settings.pop(f.name)
+            else:
+                value = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+            object.__setattr__(self, f.name, value)
+        _check(not settings, f"unknown online setting(s): {', '.join(sorted(settings))}")
+        _check(isinstance(self.minhash, MinHashConfig), "minhash must be a MinHashConfig")
+        object.__setattr__(self, "minhash", dataclasses.replace(self.minhash, seed=self.seed, **flat))
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         _check(self.method in ONLINE_METHODS, f"method must be one of {ONLINE_METHODS}, got {self.method!r}")
@@ -158,15 +174,10 @@ class OnlineConfig:
                    f"{name} must be an integer >= 0, got {getattr(self, name)!r}")
         _check(0 <= self.update_sentence_shared < 1,
                f"update_sentence_shared must be in [0, 1), got {self.update_sentence_shared!r}")
-        _check(_is_int(self.num_perm) and 2 <= self.num_perm <= 1024,
-               f"num_perm must be an integer in 2..1024, got {self.num_perm!r}")
-        _check((self.bands is None) == (self.rows is None), "bands and rows must be given together")
-        if self.bands is not None and self.rows is not None:
-            _check(_is_int(self.bands) and _is_int(self.rows) and self.bands >= 1 and self.rows >= 1,
-                   f"bands and rows must be integers >= 1, got {self.bands!r} and {self.rows!r}")
-            _check(self.bands * self.rows <= self.num_perm,
-                   f"bands*rows ({self.bands}*{self.rows}) must not exceed num_perm ({self.num_perm})")
-        _check(0 < self.lsh_threshold <= 1, f"lsh_threshold must be in (0, 1], got {self.lsh_threshold!r}")
+        mh = self.minhash
+        _check(mh.num_perm <= 1024, f"num_perm must be an integer in 2..1024, got {mh.num_perm!r}")
+        _check(mh.rule == "lsh", f"the online minhash step uses LSH bands: minhash rule must be 'lsh', got {mh.rule!r}")
+        _check(mh.lsh_threshold is not None, "lsh_threshold must be in (0, 1], got None")
         _check(_is_int(self.min_bands) and self.min_bands >= 1, f"min_bands must be an integer >= 1, got {self.min_bands!r}")
         _check(_is_int(self.max_bucket) and self.max_bucket >= 1, f"max_bucket must be an integer >= 1, got {self.max_bucket!r}")
         _check(_is_int(self.evidence_snippets) and self.evidence_snippets >= 0,
@@ -202,9 +213,7 @@ class OnlineConfig:
 
     def bands_rows(self) -> tuple[int, int]:
         """The LSH (bands, rows) of the minhash method."""
-        if self.bands is not None and self.rows is not None:
-            return self.bands, self.rows
-        return optimal_bands_rows(self.lsh_threshold, self.num_perm)
+        return minhash_method(self.minhash).bands, minhash_method(self.minhash).rows
 
     def key_settings(self) -> dict[str, Any]:
         """The settings the stored keys and verification data depend on (fixed for a store's life)."""
@@ -213,7 +222,7 @@ class OnlineConfig:
         if self.method == "sketch":
             out["p"] = self.p
         else:
-            out["num_perm"], (out["bands"], out["rows"]) = self.num_perm, self.bands_rows()
+            out["num_perm"], (out["bands"], out["rows"]) = self.minhash.num_perm, self.bands_rows()
             out["minhash_algorithm"] = minhash_algorithm
         return out
 
@@ -222,18 +231,26 @@ class OnlineConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> OnlineConfig:
-        """Inverse of :meth:`to_dict` (unknown keys are a ConfigError).
+    def setting_names(cls) -> set[str]:
+        """Every name a setting may be given by (fields, and the flat MinHash settings)."""
+        return {f.name for f in dataclasses.fields(cls)} | set(MINHASH_SETTINGS)
 
-        >>> OnlineConfig.from_dict(OnlineConfig(t=4).to_dict()).t
-        4
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OnlineConfig:
+        """Inverse of :meth:`to_dict`; flat MinHash settings are accepted too (unknown keys are a ConfigError).
+
+        >>> OnlineConfig.from_dict(OnlineConfig(t=4).to_dict()).t, OnlineConfig.from_dict({"bands": 8, "rows": 4}).bands_rows()
+        (4, (8, 4))
         """
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
+        unknown = set(data) - cls.setting_names()
         _check(not unknown, f"unknown online setting(s): {', '.join(sorted(unknown))}")
         values = dict(data)
-        if isinstance(values.get("normalize"), Mapping):
-            values["normalize"] = NormalizeConfig(**values["normalize"])
+        for name, kind in (("normalize", NormalizeConfig), ("minhash", MinHashConfig)):
+            if isinstance(values.get(name), Mapping):
+                try:
+                    values[name] = kind(**values[name])
+                except TypeError as exc:
+                    raise ConfigError(f"{name}: {exc}") from None
         return cls(**values)
 
 
@@ -249,9 +266,7 @@ def make_step(config: OnlineConfig) -> CandidateStep:
     """
     if config.method == "sketch":
         return SketchStep(p=config.p, k=config.k_sample, t=config.t, seed=config.seed, max_bucket=config.max_bucket)
-    bands, rows = config.bands_rows()
-    return MinHashStep(num_perm=config.num_perm, bands=bands, rows=rows, k=config.k_sample, seed=config.seed,
-                       min_bands=config.min_bands, max_bucket=config.max_bucket)
+    return MinHashStep(config.minhash, k=config.k_sample, min_bands=config.min_bands, max_bucket=config.max_bucket)
 
 
 @dataclass

@@ -23,7 +23,6 @@ the detector's own decision functions on that trace. The chosen setting is then 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -546,8 +545,7 @@ def config_from_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         data = data["config"]
     if not isinstance(data, dict):
         raise InputError(p, None, "expected a JSON object of online settings")
-    known = {f.name for f in dataclasses.fields(OnlineConfig)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - OnlineConfig.setting_names())
     if unknown:
         raise InputError(p, None, f"unknown online setting(s): {', '.join(unknown)}")
     return data

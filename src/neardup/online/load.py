@@ -16,41 +16,30 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
 from tqdm import tqdm
 
-from neardup.io.read import Document, InputError, iter_documents, iter_records
+from neardup.config import ReadConfig
+from neardup.io.read import Document, InputError, iter_batches
 from neardup.online.detector import ConflictError, Detector, InvalidDocument, PreparedDoc
 
 DEFAULT_BATCH = 500
-
-
-def _batches(docs: Iterator[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _items(batch: list[Document]) -> list[tuple[str, str, dict[str, Any]]]:
     return [(d.id, d.text, d.extra or {}) for d in batch]
 
 
-def load(detector: Detector, path: str | os.PathLike[str], text_field: str = "text", id_field: str = "id",
-         batch_size: int = DEFAULT_BATCH, workers: int = 0, on_error: str = "raise",
-         progress: bool = True) -> dict[str, Any]:
+def load(detector: Detector, path: str | os.PathLike[str], read: ReadConfig | None = None,
+         batch_size: int = DEFAULT_BATCH, workers: int = 0, progress: bool = True, **fields: Any) -> dict[str, Any]:
     """Add every document of ``path`` (JSONL(.gz), Parquet, CSV, .txt folder) to ``detector``'s store.
 
-    ``workers`` > 0 prepares batches (normalize, shingle, sketch) on that many worker processes
-    while this process decides; 0 does everything here. ``on_error="skip"`` skips bad records and
-    ids stored with another text (listed in the summary) instead of stopping at the first. Returns
+    ``read`` (or its fields as keywords: ``text_field``, ``id_field``, ``on_error``) says which fields
+    hold the id and text (the others are kept as metadata) and what a bad record does. ``workers`` > 0 prepares batches (normalize, shingle, sketch) on that many worker
+    processes while this process decides; 0 does everything here. ``on_error="skip"`` skips bad records
+    and ids stored with another text (listed in the summary) instead of stopping at the first. Returns
     counts, timing and the store's totals.
 
     >>> import json, os, tempfile
@@ -67,20 +56,20 @@ def load(detector: Detector, path: str | os.PathLike[str], text_field: str = "te
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
-    run = _Load(detector, path, {"id": id_field, "text": text_field}, on_error)
-    docs = iter_documents(iter_records(path), str(path), text_field, id_field, on_error, run.skipped,
-                          id_hashes=True, extra=True)
+    read = (read or ReadConfig()).replace(**fields)
+    run = _Load(detector, path, {"id": read.id_field, "text": read.text_field}, read.on_error)
+    batches = iter_batches(path, read, batch_size, run.skipped, extra=True)
     t0 = time.perf_counter()
     with tqdm(desc="loading", unit=" docs", disable=not progress, mininterval=1.0) as run.bar:
         if not workers:
-            for batch in _batches(docs, batch_size):
+            for batch in batches:
                 run.decide(batch, run.prepare(batch))
         else:
-            from neardup.engine.local import process_pool
+            from neardup.engine.processes import process_pool
 
             pending: deque[tuple[list[Document], Future[list[PreparedDoc]]]] = deque()
             with process_pool(workers) as pool:
-                for batch in _batches(docs, batch_size):
+                for batch in batches:
                     pending.append((batch, pool.submit(run.preparer, _items(batch))))
                     while len(pending) > workers:  # every worker stays one batch ahead
                         run.decide(*run.result(*pending.popleft()))

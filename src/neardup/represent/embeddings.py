@@ -1,8 +1,8 @@
-"""Choose and run the encoder a neural method needs; encoders are loaded once per process.
+"""Run the encoder a neural method names; encoders are loaded once per process.
 
-Owns the mapping method -> encoder and the empty-text rule; must not search vectors or score pairs.
-RETSim (``retsim``, ``retsim-partial``, ``hybrid``) encodes the raw text (it is built for noise);
-the bi-encoder (``biencoder``) too. Empty texts get a zero vector and no chunks: they never match.
+Owns the choice of encoder (RETSim or a sentence-transformer bi-encoder), document and chunk vectors
+and the empty-text rule; must not search vectors or score pairs. Both encoders read the raw text (RETSim
+is built for noise). Empty texts get a zero vector and no chunks: they never match.
 """
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
-from neardup.config import DedupConfig, EmbedConfig
+from neardup.config import EmbedConfig
+
+EncoderKind = Literal["retsim", "biencoder"]
 
 
 @dataclass
@@ -23,6 +26,29 @@ class Embeddings:
     docs: np.ndarray
     chunks: np.ndarray | None = None
     offsets: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.docs.shape[0])
+
+    @classmethod
+    def concat(cls, parts: Sequence[Embeddings]) -> Embeddings:
+        """The embeddings of consecutive batches as one.
+
+        >>> a = Embeddings(np.ones((1, 2), np.float32)); b = Embeddings(np.zeros((2, 2), np.float32))
+        >>> len(Embeddings.concat([a, b]))
+        3
+        """
+        docs = np.concatenate([p.docs for p in parts]) if parts else np.zeros((0, 0), np.float32)
+        if not parts or any(p.chunks is None or p.offsets is None for p in parts):
+            return cls(docs=docs)
+        offsets = [np.zeros(1, dtype=np.int64)]
+        base = 0
+        for p in parts:
+            assert p.offsets is not None and p.chunks is not None
+            offsets.append(np.asarray(p.offsets[1:], dtype=np.int64) + base)
+            base += int(p.offsets[-1])
+        return cls(docs=docs, chunks=np.concatenate([p.chunks for p in parts]),  # type: ignore[misc]
+                   offsets=np.concatenate(offsets))
 
 
 @lru_cache(maxsize=4)
@@ -39,32 +65,32 @@ def _transformer(model: str | None):  # type: ignore[no-untyped-def]
     return TransformerEncoder(model)
 
 
-def encoder_for(method: str, embed: EmbedConfig):  # type: ignore[no-untyped-def]
-    """The (cached) encoder of a neural method."""
-    if method == "biencoder":
+def encoder_for(kind: EncoderKind, embed: EmbedConfig):  # type: ignore[no-untyped-def]
+    """The (cached) encoder of a kind: ``retsim`` or ``biencoder``."""
+    if kind == "biencoder":
         return _transformer(embed.model)
     return _retsim(embed.model, embed.batch_size)
 
 
-def embed_texts(texts: Sequence[str], config: DedupConfig, max_chars: int, progress: bool = False) -> Embeddings:
-    """Embed every text as the method needs (documents; plus chunks for ``retsim-partial`` and ``hybrid``).
-
-    With chunks, a document's vector is the normalised sum of its chunk vectors, as RETSim's own.
+def embed_texts(texts: Sequence[str], kind: EncoderKind, embed: EmbedConfig, max_chars: int, chunks: bool = False,
+                progress: bool = False) -> Embeddings:
+    """Embed every text (its first ``max_chars`` characters); with ``chunks`` also each 512-character
+    chunk (RETSim), a document's vector being then the normalised sum of its chunk vectors, as RETSim's own.
     """
     clipped = [t[:max_chars] for t in texts]
     empty = np.fromiter((not t.strip() for t in clipped), dtype=bool, count=len(clipped))
-    enc = encoder_for(config.method, config.embed)
-    if config.method in ("retsim-partial", "hybrid"):  # hybrid's learned rule uses the partial score
-        chunks, offsets = enc.encode_chunks(clipped, progress=progress, allow_empty=True)
+    enc = encoder_for(kind, embed)
+    if chunks:
+        vectors, offsets = enc.encode_chunks(clipped, progress=progress, allow_empty=True)
         counts = np.diff(offsets)
-        docs = np.zeros((len(clipped), chunks.shape[1]), dtype=np.float32)
+        docs = np.zeros((len(clipped), vectors.shape[1]), dtype=np.float32)
         has = counts > 0
         if has.any():
-            sums = np.add.reduceat(chunks, offsets[:-1][has], axis=0)
+            sums = np.add.reduceat(vectors, offsets[:-1][has], axis=0)
             docs[has] = sums / np.linalg.norm(sums, axis=1, keepdims=True)
         docs[empty] = 0.0
-        return Embeddings(docs=docs, chunks=chunks, offsets=offsets)
-    docs = enc.encode(clipped, progress=progress, **({"allow_empty": True} if config.method != "biencoder" else {}))
+        return Embeddings(docs=docs, chunks=vectors, offsets=np.asarray(offsets, dtype=np.int64))
+    docs = enc.encode(clipped, progress=progress, **({"allow_empty": True} if kind != "biencoder" else {}))
     docs = np.array(docs, dtype=np.float32)
     docs[empty] = 0.0
     return Embeddings(docs=docs)

@@ -126,7 +126,8 @@ def shingle(text: str, config: ShingleConfig | None = None) -> np.ndarray:
     >>> shingle("one two three four", ShingleConfig(n=3)).shape
     (2,)
     """
-    cfg = config or ShingleConfig()
+    cfg = (config or ShingleConfig()).resolved()
+    assert cfg.n is not None
     if cfg.char:
         return char_shingles(text, cfg.n)
     return word_shingles(tokenize(text), cfg.n)
@@ -278,7 +279,8 @@ def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batc
     >>> shingle_many(["a b c", ""]).sizes.tolist()
     [1, 0]
     """
-    cfg = config or ShingleConfig()
+    cfg = (config or ShingleConfig()).resolved()
+    assert cfg.n is not None
     if cfg.char:
         parts = [_char_shingle_batch(texts[i : i + batch_size], cfg.n) for i in range(0, len(texts), batch_size)]
     else:

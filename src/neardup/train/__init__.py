@@ -10,7 +10,7 @@ Python API (torch is imported only when training starts)::
     from neardup.train import TrainConfig, train_biencoder, train_crossencoder
     report = train_biencoder(TrainConfig(data="texts.jsonl", synthetic=True, out="models/bi"))
 
-Command line: ``neardup train biencoder`` / ``neardup train crossencoder`` (:mod:`neardup.train.cli`).
+Command line: ``neardup train biencoder`` / ``neardup train crossencoder`` (:mod:`neardup.cli.train`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ import numpy as np
 
 from neardup.config import DedupConfig, EmbedConfig
 from neardup.eval.evaluate import LabelledData, score
-from neardup.pipeline import DedupResult, Prepared, prepare
+from neardup.pipeline import Prepared, prepare
+from neardup.results import DedupResult
 
 BIENCODER_GRID: list[float] = [round(float(x), 3) for x in np.arange(0.30, 0.9951, 0.01)]
 RERANK_GRID: list[float] = [round(float(x), 3) for x in np.arange(0.05, 0.9951, 0.025)]
@@ -47,10 +48,12 @@ def prepared_with(data: LabelledData, embeddings: np.ndarray, k: int = 100, mode
     """A pipeline :class:`Prepared` for the ``biencoder`` method holding ``embeddings`` (no encoder is loaded)."""
     from neardup.represent.embeddings import Embeddings
 
+    from neardup.methods.base import Representation
+
     cfg = DedupConfig(method="biencoder", embed=EmbedConfig(model=model, k=k))
     base = prepare(data.corpus, DedupConfig(method="ngram"))
-    return Prepared(corpus=data.corpus, config=cfg, sets=base.sets, lengths=base.lengths,
-                    embeddings=Embeddings(docs=embeddings), timings=dict(base.timings))
+    rep = Representation(sets=base.sets, lengths=base.lengths, vectors=Embeddings(docs=embeddings))
+    return Prepared(corpus=data.corpus, config=cfg, rep=rep, timings=dict(base.timings))
 
 
 def _at(data: LabelledData, prep: Prepared, left: np.ndarray, right: np.ndarray, scores: np.ndarray,

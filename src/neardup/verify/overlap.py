@@ -46,6 +46,17 @@ def overlap_coefficient(a: np.ndarray, b: np.ndarray) -> float:
 SCORES: tuple[str, ...] = ("jaccard", "overlap", "weighted-jaccard", "weighted-overlap")
 
 
+def idf(df: np.ndarray, n: int, power: float = 2.0) -> np.ndarray:
+    """The weight of a shingle held by ``df`` of ``n`` documents: ``log((n + 1) / df) ** power``.
+
+    The one definition of the IDF weight: every weighted score (in memory, chunked, cross-collection) uses it.
+
+    >>> idf(np.array([1, 3]), 3, power=1).round(3).tolist()
+    [1.386, 0.288]
+    """
+    return np.log((n + 1) / np.asarray(df)) ** power
+
+
 def idf_weights(sets: ShingleSets, power: float = 2.0) -> np.ndarray:
     """Weight of every value of ``sets`` (aligned with ``sets.values``): ``log((N+1)/df) ** power``.
 
@@ -58,7 +69,7 @@ def idf_weights(sets: ShingleSets, power: float = 2.0) -> np.ndarray:
     if sets.values.size == 0:
         return np.empty(0, dtype=np.float64)
     _, inverse, counts = np.unique(sets.values, return_inverse=True, return_counts=True)
-    return np.log((n + 1) / counts[inverse]) ** power
+    return idf(counts, n, power)[inverse]
 
 
 def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, block: int = 2048,

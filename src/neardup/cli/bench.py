@@ -14,9 +14,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli_common import check_format as _check_format, guard
+from neardup.cli.common import check_format as _check_format, guard
+from neardup.cli.options import FormatOpt, QuietOpt
 
-app = typer.Typer(
+bench_app = typer.Typer(
     name="bench",
     help="Benchmark suite: build labelled sets from real texts, compare methods and peers, write a report.",
     no_args_is_help=True,
@@ -24,12 +25,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Shared error handling (:func:`neardup.cli_common.guard`)."""
+    """Shared error handling (:func:`neardup.cli.common.guard`)."""
     return guard(fn)
 
 
@@ -37,7 +36,7 @@ def _csv(value: str | None) -> list[str]:
     return [x.strip() for x in (value or "").split(",") if x.strip()]
 
 
-@app.command("make")
+@bench_app.command("make")
 def make(
     sources: Annotated[str, typer.Option("--sources", help="Comma-separated: bbc, reuters, 20ng, ag.")] = "bbc,reuters,20ng,ag",
     presets: Annotated[Optional[str], typer.Option("--presets", help="Comma-separated noise presets (default: ocr-1970s, ocr-1930s, web-aggregator, adversarial-spam, ocr-light, ocr-medium, ocr-heavy).")] = None,
@@ -86,7 +85,7 @@ def make(
     _guard(go)
 
 
-@app.command("run")
+@bench_app.command("run")
 def run(
     methods: Annotated[Optional[str], typer.Option("--methods", "-m", help="Comma-separated: neardup methods (minhash, ngram, simhash, ...) and peers (datasketch, rensa, unisim-retsim).")] = None,
     sets: Annotated[Optional[str], typer.Option("--sets", help="Comma-separated set names or globs (e.g. 'bbc-*'), or set folders; default all.")] = None,
@@ -128,7 +127,7 @@ def run(
     _guard(go)
 
 
-@app.command("report")
+@bench_app.command("report")
 def report(
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default $NEARDUP_BENCH_DIR or ~/.cache/neardup/bench).")] = None,
 ) -> None:

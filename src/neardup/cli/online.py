@@ -1,8 +1,9 @@
 """Command line of the online detector: ``online eval|tune|split|make-noisy|load`` and ``serve``.
 
-Owns option parsing, output formats and exit codes for the online commands; must not contain
-detection or evaluation logic. Mounted by the main CLI (``app.add_typer(online_app, name="online")``
-and ``app.command("serve")(serve_command)``); also runs alone as ``python -m neardup.online``.
+Owns the detector's settings as options (:data:`SETTINGS`, shared by the commands), output formats and
+exit codes for the online commands; must not contain detection or evaluation logic. Mounted by the main
+CLI (``app.add_typer(online_app, name="online")`` and ``app.command("serve")(serve_command)``); also runs
+alone as ``python -m neardup.online``.
 Exit codes: 0 success, 2 bad input or settings (one line on stderr, no traceback).
 """
 
@@ -15,60 +16,65 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli_common import check_format as _check_format, guard, print_result as _print
+from neardup.cli.common import check_format as _check_format, guard, print_result as _print
+from neardup.cli.options import READ_OPTIONS, FormatOpt, Option, QuietOpt, option, read_config, with_options
 
 
 online_app = typer.Typer(name="online", help="Online (streaming) near-duplicate detection: evaluate, tune and load stores.",
                          no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-MethodOpt = Annotated[Optional[str], typer.Option("--method", "-m", help="sketch (the seed method) | minhash (ours).")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="JSON file of online settings (or a tune output).")]
-NOpt = Annotated[Optional[int], typer.Option("--ngram", "-n", help="Word n-gram size (default 3).")]
-KOpt = Annotated[Optional[int], typer.Option("--k-sample", help="Shingles sampled for the sketch/MinHash (default 1600).")]
-POpt = Annotated[Optional[int], typer.Option("--p", help="Sketch values (default 20).")]
-TOpt = Annotated[Optional[int], typer.Option("--t", help="Sketch: candidates agree in more than t values (default 2).")]
-FOpt = Annotated[Optional[float], typer.Option("--f", help="Fraction of each document verified (default 0.4).")]
-FShortOpt = Annotated[Optional[float], typer.Option("--f-short", help="Fraction verified for short documents (default 1.0).")]
-ShortOpt = Annotated[Optional[int], typer.Option("--short-len", help="Documents under this many tokens are short (default 100).")]
-ROpt = Annotated[Optional[float], typer.Option("--r-overlap", help="Overlap needed to be a duplicate (default 0.3).")]
-TopOpt = Annotated[Optional[int], typer.Option("--top-candidates", help="Candidates verified exactly (seed: 1).")]
-UpdateOpt = Annotated[Optional[bool], typer.Option("--update-rule/--no-update-rule", help="New numbers or sentences make an update (a new original).")]
-PermOpt = Annotated[Optional[int], typer.Option("--num-perm", help="MinHash values (default 128).")]
-BandsOpt = Annotated[Optional[int], typer.Option("--bands", help="LSH bands (with --rows; default derived from --lsh-threshold).")]
-RowsOpt = Annotated[Optional[int], typer.Option("--rows", help="LSH rows per band (with --bands).")]
-LshOpt = Annotated[Optional[float], typer.Option("--lsh-threshold", help="Jaccard level the LSH bands are derived for (default 0.2).")]
 OrderOpt = Annotated[str, typer.Option("--order", help="given (file order) | time (by --time-field).")]
 TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Field with the arrival time for --order time.")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
+StoreOpt = Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative) or sqlite:////abs/path, or postgresql://...")]
+
+#: The detector's settings as options (not given: the settings file's, else the detector's defaults).
+SETTINGS: tuple[Option, ...] = (
+    option("method", Optional[str], ("--method", "-m"), "sketch (the seed method) | minhash (ours)."),
+    option("config", Optional[Path], ("--config",), "JSON file of online settings (or a tune output)."),
+    option("n", Optional[int], ("--ngram", "-n"), "Word n-gram size (default 3)."),
+    option("k_sample", Optional[int], ("--k-sample",), "Shingles sampled for the sketch/MinHash (default 1600)."),
+    option("p", Optional[int], ("--p",), "Sketch values (default 20)."),
+    option("t", Optional[int], ("--t",), "Sketch: candidates agree in more than t values (default 2)."),
+    option("f", Optional[float], ("--f",), "Fraction of each document verified (default 0.4)."),
+    option("f_short", Optional[float], ("--f-short",), "Fraction verified for short documents (default 1.0)."),
+    option("short_len", Optional[int], ("--short-len",), "Documents under this many tokens are short (default 100)."),
+    option("r_overlap", Optional[float], ("--r-overlap",), "Overlap needed to be a duplicate (default 0.3)."),
+    option("top_candidates", Optional[int], ("--top-candidates",), "Candidates verified exactly (seed: 1)."),
+    option("update_rule", Optional[bool], ("--update-rule/--no-update-rule",), "New numbers or sentences make an update (a new original)."),
+    option("num_perm", Optional[int], ("--num-perm",), "MinHash values (default 128)."),
+    option("bands", Optional[int], ("--bands",), "LSH bands (with --rows; default derived from --lsh-threshold)."),
+    option("rows", Optional[int], ("--rows",), "LSH rows per band (with --bands)."),
+    option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2)."),
+)
+#: The settings a command that stores documents takes (the sampling and sketch size are fixed by the store).
+STORE_SETTINGS: tuple[str, ...] = ("k_sample", "p", "f_short", "short_len", "num_perm", "bands", "rows")
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Shared error handling (:func:`neardup.cli_common.guard`), plus store errors."""
+    """Shared error handling (:func:`neardup.cli.common.guard`), plus store errors."""
     from neardup.online.store import StoreError
 
     return guard(fn, (StoreError,))
 
 
-def build_online_config(method: str | None = None, config_file: Path | None = None, **options: Any) -> Any:
+def online_config(values: dict[str, Any]) -> Any:
     """An :class:`OnlineConfig` from a settings file and the options given (None = not given)."""
     from neardup.online.detector import OnlineConfig
     from neardup.online.evaluate import config_from_file
 
-    values: dict[str, Any] = config_from_file(config_file) if config_file is not None else {}
-    if method is not None:
-        values["method"] = method
-    values.update({k: v for k, v in options.items() if v is not None})
-    return OnlineConfig.from_dict(values)
+    options = dict(values)
+    config_file = options.pop("config", None)
+    settings: dict[str, Any] = config_from_file(config_file) if config_file is not None else {}
+    settings.update({k: v for k, v in options.items() if v is not None})
+    return OnlineConfig.from_dict(settings)
 
 
 @online_app.command("eval")
+@with_options(SETTINGS, "settings")
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Labelled JSONL: documents with a 'cluster' field (null = singleton).")],
-    method: MethodOpt = None, config: ConfigOpt = None, ngram: NOpt = None, k_sample: KOpt = None, p: POpt = None,
-    t: TOpt = None, f: FOpt = None, f_short: FShortOpt = None, short_len: ShortOpt = None, r_overlap: ROpt = None,
-    top_candidates: TopOpt = None, update_rule: UpdateOpt = None, num_perm: PermOpt = None, bands: BandsOpt = None,
-    rows: RowsOpt = None, lsh_threshold: LshOpt = None, order: OrderOpt = "given", time_field: TimeFieldOpt = "date",
+    settings: dict[str, Any],
+    order: OrderOpt = "given", time_field: TimeFieldOpt = "date",
     store: Annotated[Optional[str], typer.Option("--store", help="Empty store to replay into (default: a temporary SQLite file).")] = None,
     fmt: FormatOpt = "text", quiet: QuietOpt = False,
 ) -> None:
@@ -78,10 +84,7 @@ def eval_command(
         from neardup.online.evaluate import load_stream, replay
 
         _check_format(fmt)
-        cfg = build_online_config(method, config, n=ngram, k_sample=k_sample, p=p, t=t, f=f, f_short=f_short,
-                                  short_len=short_len, r_overlap=r_overlap, top_candidates=top_candidates,
-                                  update_rule=update_rule, num_perm=num_perm, bands=bands, rows=rows,
-                                  lsh_threshold=lsh_threshold)
+        cfg = online_config(settings)
         stream = load_stream(data, order=order, time_field=time_field)
         out = replay(stream, cfg, store_url=store)
         out["config"] = cfg.to_dict()
@@ -95,10 +98,11 @@ def eval_command(
 
 
 @online_app.command("tune")
+@with_options([o for o in SETTINGS if o.name in ("method", "config", "top_candidates")], "settings")
 def tune_command(
     validation: Annotated[Path, typer.Argument(help="Labelled stream the settings are chosen on.")],
     test: Annotated[Path, typer.Argument(help="Labelled stream the chosen settings are reported on.")],
-    method: MethodOpt = None, config: ConfigOpt = None, top_candidates: TopOpt = None,
+    settings: dict[str, Any],
     update_rule: Annotated[Optional[bool], typer.Option("--update-rule/--no-update-rule", help="Fix the update rule (default: try both).")] = None,
     order: OrderOpt = "given", time_field: TimeFieldOpt = "date",
     trials_out: Annotated[Optional[Path], typer.Option("--trials-out", help="Write every grid point's validation metrics as JSONL.")] = None,
@@ -111,7 +115,7 @@ def tune_command(
         from neardup.online.evaluate import load_stream, tune
 
         _check_format(fmt)
-        base = build_online_config(method, config, top_candidates=top_candidates)
+        base = online_config(settings)
         val = load_stream(validation, order=order, time_field=time_field)
         tst = load_stream(test, order=order, time_field=time_field)
         rules = (False, True) if update_rule is None else (update_rule,)
@@ -173,17 +177,15 @@ def make_noisy_command(
 
 
 @online_app.command("load")
+@with_options(READ_OPTIONS, "read_opts")
+@with_options(SETTINGS, "settings", exclude=STORE_SETTINGS)
 def load_command(
     data: Annotated[str, typer.Argument(help="Documents to add: JSONL(.gz), Parquet, CSV or a folder of .txt files.")],
-    store: Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative) or sqlite:////abs/path, or postgresql://...")],
-    method: MethodOpt = None, config: ConfigOpt = None, ngram: NOpt = None, t: TOpt = None, f: FOpt = None,
-    r_overlap: ROpt = None, top_candidates: TopOpt = None, update_rule: UpdateOpt = None,
-    lsh_threshold: LshOpt = None,
-    text_field: Annotated[str, typer.Option("--text-field", help="Field holding the text.")] = "text",
-    id_field: Annotated[str, typer.Option("--id-field", help="Field holding the document id.")] = "id",
+    store: StoreOpt,
+    settings: dict[str, Any],
+    read_opts: dict[str, Any],
     batch: Annotated[int, typer.Option("--batch", help="Documents per transaction.")] = 500,
     workers: Annotated[int, typer.Option("--workers", help="Processes preparing batches ahead (0: none).")] = 1,
-    on_error: Annotated[str, typer.Option("--on-error", help="raise (stop at the first bad record) | skip (list it in the summary).")] = "raise",
     fmt: FormatOpt = "text", quiet: QuietOpt = False,
 ) -> None:
     """Add DATA to a store in file order, in batches (one transaction each), as the service would.
@@ -197,14 +199,10 @@ def load_command(
         from neardup.online.store import open_store
 
         _check_format(fmt)
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"--on-error must be raise or skip, got {on_error!r}")
-        cfg = build_online_config(method, config, n=ngram, t=t, f=f, r_overlap=r_overlap,
-                                  top_candidates=top_candidates, update_rule=update_rule, lsh_threshold=lsh_threshold)
-        detector = Detector(open_store(store), cfg)
+        read = read_config(read_opts)
+        detector = Detector(open_store(store), online_config(settings))
         try:
-            out = load(detector, data, text_field=text_field, id_field=id_field, batch_size=batch, workers=workers,
-                       on_error=on_error, progress=not quiet and fmt != "json")
+            out = load(detector, data, read=read, batch_size=batch, workers=workers, progress=not quiet and fmt != "json")
         finally:
             detector.close()
         if fmt == "text":
@@ -214,14 +212,13 @@ def load_command(
     _guard(go)
 
 
+@with_options(SETTINGS, "settings", exclude=STORE_SETTINGS)
 def serve_command(
-    store: Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative) or sqlite:////abs/path, or postgresql://...")] = "sqlite:///neardup-online.db",
+    settings: dict[str, Any],
+    store: StoreOpt = "sqlite:///neardup-online.db",
     host: Annotated[str, typer.Option("--host", help="Address to bind (beyond loopback a token is required).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
     token: Annotated[Optional[str], typer.Option("--token", envvar="NEARDUP_TOKEN", help="Bearer token clients must send (env NEARDUP_TOKEN).")] = None,
-    method: MethodOpt = None, config: ConfigOpt = None, ngram: NOpt = None, t: TOpt = None, f: FOpt = None,
-    r_overlap: ROpt = None, top_candidates: TopOpt = None, update_rule: UpdateOpt = None,
-    lsh_threshold: LshOpt = None,
     max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="Largest request body accepted (413 above).")] = 10 * 1024 * 1024,
     max_batch: Annotated[int, typer.Option("--max-batch", help="Most documents in one POST (413 above).")] = 1000,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
@@ -231,9 +228,7 @@ def serve_command(
     def go() -> None:
         from neardup.online.service import serve
 
-        cfg = build_online_config(method, config, n=ngram, t=t, f=f, r_overlap=r_overlap,
-                                  top_candidates=top_candidates, update_rule=update_rule, lsh_threshold=lsh_threshold)
-        serve(store, host=host, port=port, token=token, config=cfg, max_body_bytes=max_body_bytes,
+        serve(store, host=host, port=port, token=token, config=online_config(settings), max_body_bytes=max_body_bytes,
               max_batch=max_batch, log_level=log_level)
 
     _guard(go)

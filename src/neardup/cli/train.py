@@ -13,7 +13,7 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from neardup.cli_common import guard
+from neardup.cli.common import guard
 
 train_app = typer.Typer(
     name="train",
@@ -59,7 +59,7 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
-    """Shared error handling (:func:`neardup.cli_common.guard`)."""
+    """Shared error handling (:func:`neardup.cli.common.guard`)."""
     return guard(fn)
 
 

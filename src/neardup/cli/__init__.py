@@ -1,0 +1,49 @@
+"""The ``neardup`` command line: a thin layer over the Python API (:func:`neardup.dedup`, :func:`neardup.match`,
+the evaluation, online, training and benchmark modules).
+
+Owns the command tree (one module per group of commands, the shared option definitions in
+:mod:`neardup.cli.options`, the error and output conventions in :mod:`neardup.cli.common`); must not
+contain pipeline logic. Exit codes: 0 success, 2 bad input or settings (one clear line on stderr, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from neardup.cli import data, dedup, evaluate
+from neardup.cli.bench import bench_app
+from neardup.cli.online import online_app, serve_command
+from neardup.cli.train import train_app
+
+app = typer.Typer(
+    name="neardup",
+    help="Find near-duplicate texts in large, noisy corpora.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("dedup")(dedup.dedup)
+app.command("eval")(evaluate.eval_cmd)
+app.command("tune")(evaluate.tune)
+app.command("match")(dedup.match)
+app.command("embed")(data.embed)
+app.command("noise")(data.noise)
+app.add_typer(bench_app, name="bench")
+app.add_typer(online_app, name="online")
+app.command("serve")(serve_command)
+app.add_typer(train_app, name="train")
+
+
+def main() -> None:
+    """Entry point for ``python -m neardup``."""
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["app", "main"]

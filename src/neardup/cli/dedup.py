@@ -1,0 +1,76 @@
+"""``neardup dedup`` and ``neardup match``: find the duplicates of a corpus, or of queries in a corpus.
+
+Owns these commands' arguments, what they print and their exit codes; must not contain pipeline logic:
+each builds the typed configuration from its options and calls :func:`neardup.dedup` or
+:func:`neardup.match`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from neardup.cli.common import guard, print_result
+from neardup.cli.options import (FormatOpt, QuietOpt, ENGINE_OPTIONS, METHOD_OPTIONS, READ_OPTIONS, dedup_config, engine_config,
+                                 read_config, with_options)
+
+
+@with_options(ENGINE_OPTIONS, "engine_opts")
+@with_options(READ_OPTIONS, "read_opts")
+@with_options(METHOD_OPTIONS, "method_opts")
+def dedup(
+    input: Annotated[str, typer.Argument(help="JSONL(.gz), Parquet, CSV, or a folder of .txt files; or an fsspec URL of a file (s3://..., gs://...; needs the store's package, e.g. s3fs).")],
+    outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for clusters.parquet, pairs.parquet, summary.json.")],
+    method_opts: dict[str, Any],
+    read_opts: dict[str, Any],
+    engine_opts: dict[str, Any],
+    keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
+    drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
+
+    def go() -> None:
+        import neardup
+
+        result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine_config(engine_opts, not quiet),
+                               read=read_config(read_opts), output=outdir)
+        s = result.summary
+        line = (f"{s['n_docs']} documents, {s['n_duplicate_clusters']} duplicate clusters, "
+                f"{s['n_duplicates']} duplicates ({100 * s['duplicate_ratio']:.1f}%) -> {outdir}")
+        if keep is not None:
+            line += f"; kept {result.write_kept(keep, drop_oversized)} -> {keep}"
+        if not quiet:
+            typer.echo(line, err=True)
+
+    guard(go)
+
+
+@with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
+@with_options(METHOD_OPTIONS, "method_opts", exclude=("cluster", "max_cluster_size"))
+def match(
+    queries: Annotated[str, typer.Argument(help="The collection to check (e.g. a test set), read whole; a path or an fsspec URL.")],
+    corpus: Annotated[str, typer.Argument(help="The collection to search (e.g. a training corpus), streamed; a path or an fsspec URL (s3://...).")],
+    outdir: Annotated[Path, typer.Option("--output", "-o", help="Folder for matches.parquet and summary.json.")],
+    method_opts: dict[str, Any],
+    read_opts: dict[str, Any],
+    group_field: Annotated[Optional[str], typer.Option("--group-field", help="Query field naming its query set; leakage is reported per set.")] = None,
+    fmt: FormatOpt = "text",
+    quiet: QuietOpt = False,
+) -> None:
+    """Find each query document's near-duplicates in CORPUS (test-set leakage), without de-duplicating CORPUS."""
+
+    def go() -> None:
+        import neardup
+
+        result = neardup.match(queries, corpus, outdir, config=dedup_config(method_opts), group_field=group_field,
+                               read=read_config(read_opts), progress=not quiet and fmt != "json")
+        summary = result.summary
+        print_result({k: v for k, v in summary.items() if k != "params"} if fmt == "text" else summary, fmt)
+
+    guard(go)
+
+
+__all__ = ["dedup", "match"]

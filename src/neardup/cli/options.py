@@ -1,0 +1,161 @@
+"""The option groups several commands share (the method's settings, how input is read, where a run
+executes), each defined once and turned into the typed configuration the Python API takes.
+
+Owns option names, help texts and the mapping option -> configuration field; must not hold defaults
+(an option not given is ``None``: the method's, reader's or engine's own default applies) or run anything.
+
+A command takes a group with :func:`with_options`: the group's options are added to its signature and
+the command receives them as one dict, turned into a config by :func:`dedup_config`,
+:func:`read_config` or :func:`engine_config` inside the command's error guard.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from neardup.config import ConfigError, DedupConfig, EngineConfig, ReadConfig
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option: its parameter name, its Typer declaration, and the config field it sets
+    (a ``DedupConfig.replace`` key such as ``minhash__bands``; None when handled by the builder)."""
+
+    name: str
+    annotation: Any
+    key: str | None = None
+    default: Any = None
+
+
+def option(name: str, kind: Any, flags: Sequence[str], help: str, key: str | None = None, default: Any = None) -> Option:
+    return Option(name, Annotated[kind, typer.Option(*flags, help=help)], key, default)
+
+
+METHOD_OPTIONS: tuple[Option, ...] = (
+    option("method", Optional[str], ("--method", "-m"), "minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank (default: minhash)."),
+    option("threshold", Optional[float], ("--threshold", "-t"), "Similarity threshold in (0, 1] (default: the method's)."),
+    option("ngram", Optional[int], ("--ngram", "-n"), "Shingle size (default: the method's: 4 words, 5 characters; SimHash: 4 characters).", "shingle__n"),
+    option("char_ngrams", Optional[bool], ("--char-ngrams/--word-ngrams",), "Character or word n-grams (default: the method's).", "shingle__char"),
+    option("num_perm", Optional[int], ("--num-perm",), "MinHash permutations (default 128).", "minhash__num_perm"),
+    option("bands", Optional[int], ("--bands",), "LSH bands (with --rows; default: derived from --lsh-threshold).", "minhash__bands"),
+    option("rows", Optional[int], ("--rows",), "LSH rows per band (with --bands).", "minhash__rows"),
+    option("rule", Optional[str], ("--rule",), "MinHash candidate rule: lsh | collisions (default lsh).", "minhash__rule"),
+    option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2).", "minhash__lsh_threshold"),
+    option("min_collisions", Optional[int], ("--min-collisions",), "With --rule collisions: signature values that must agree.", "minhash__min_collisions"),
+    option("verify", Optional[str], ("--verify",), "Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none (default: the method's).", "verify__score"),
+    option("cluster", Optional[str], ("--cluster",), "components | louvain | leiden (default: leiden for hybrid, components otherwise).", "cluster__algorithm"),
+    option("max_cluster_size", Optional[int], ("--max-cluster-size",), "Flag clusters larger than this as oversized (default 1000; 0: never)."),
+    option("model", Optional[str], ("--model",), "Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.", "embed__model"),
+    option("cross_model", Optional[str], ("--cross-model",), "Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.", "embed__cross_model"),
+    option("rerank_floor", Optional[float], ("--rerank-floor",), "Method rerank: bi-encoder cosine a neighbour needs to be re-scored by the cross-encoder (default 0.8).", "embed__rerank_floor"),
+    option("k", Optional[int], ("--k",), "Neural methods: neighbours searched per document (default 100).", "embed__k"),
+    option("index", Optional[str], ("--index",), "Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch) (default flat).", "embed__index"),
+    option("hybrid_weight", Optional[float], ("--hybrid-weight",), "Method hybrid: the linear rule, w * weighted overlap + (1 - w) * cosine (default 0.5); 1 and 0 are the n-gram and RETSim signals alone, which `neardup tune --method hybrid` may pick (params.hybrid_weight)."),
+    option("hybrid_coef", Optional[str], ("--hybrid-coef",), "Method hybrid: the learned rule's 5 coefficients (weighted overlap, cosine, partial, length ratio, intercept), comma-separated, as `neardup tune --method hybrid` prints them in params.hybrid_coef; default: the linear rule."),
+)
+
+READ_OPTIONS: tuple[Option, ...] = (
+    option("text_field", Optional[str], ("--text-field",), "Field holding the text (default text)."),
+    option("id_field", Optional[str], ("--id-field",), "Field holding the document id (default id)."),
+    option("on_error", Optional[str], ("--on-error",), "raise | skip: what a bad record does (skips are listed in summary.json; default raise)."),
+)
+
+ENGINE_OPTIONS: tuple[Option, ...] = (
+    option("engine", str, ("--engine",), "local (chunked on this machine: bounded memory, all cores, resumable) | ray (a Ray cluster) | memory (one process).", default="local"),
+    option("address", Optional[str], ("--address",), "With --engine ray: the cluster address (default: start a local one)."),
+    option("memory_limit", Optional[str], ("--memory-limit",), "Peak memory of the whole run, e.g. 1GB (sets batch sizes and partitions; default 2GiB)."),
+    option("workers", Optional[int], ("--workers",), "Worker processes (default 0: one per core)."),
+    option("resume", bool, ("--resume",), "Continue an interrupted run from its last completed shard/stage.", default=False),
+    option("work_dir", Optional[Path], ("--work-dir",), "Where shards and checkpoints go (default OUTDIR/.neardup-work)."),
+    option("keep_work", bool, ("--keep-work",), "Keep the work directory after success.", default=False),
+    option("batch_docs", Optional[int], ("--batch-docs",), "Documents per shard (default: from --memory-limit)."),
+)
+
+
+def with_options(group: Sequence[Option], into: str, exclude: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add a group's options (but ``exclude``) to a command; it receives their values as the dict ``into``."""
+    chosen = [o for o in group if o.name not in exclude]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+
+        @functools.wraps(fn)
+        def command(**kwargs: Any) -> Any:
+            kwargs[into] = {o.name: kwargs.pop(o.name) for o in chosen}
+            return fn(**kwargs)
+
+        own = [p for p in sig.parameters.values() if p.name != into]
+        added = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=o.annotation)
+                 for o in chosen]
+        command.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
+            *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added])
+        return command
+
+    return decorate
+
+
+def hybrid_rule(coef: str | None, weight: float | None) -> dict[str, Any]:
+    """``--hybrid-coef`` (the learned rule with these coefficients) or ``--hybrid-weight`` (the linear rule),
+    as ``DedupConfig.replace`` keywords.
+
+    >>> hybrid_rule("5.2, 1.2,1.5,-0.15,-6.7", None)["embed__hybrid_coef"]
+    (5.2, 1.2, 1.5, -0.15, -6.7)
+    >>> hybrid_rule(None, 1.0)
+    {'embed__hybrid_rule': 'linear', 'embed__hybrid_weight': 1.0}
+    """
+    if coef is not None and weight is not None:
+        raise ConfigError("--hybrid-coef (the learned rule) and --hybrid-weight (the linear rule) exclude each other")
+    if weight is not None:
+        return {"embed__hybrid_rule": "linear", "embed__hybrid_weight": float(weight)}
+    if coef is None:
+        return {}
+    try:
+        values = tuple(float(x) for x in coef.replace("[", "").replace("]", "").split(","))
+    except ValueError:
+        raise ConfigError(f"--hybrid-coef must be 5 comma-separated numbers, got {coef!r}") from None
+    return {"embed__hybrid_rule": "logistic", "embed__hybrid_coef": values}
+
+
+def dedup_config(values: dict[str, Any]) -> DedupConfig:
+    """The :class:`DedupConfig` the method options describe (options not given keep the method's defaults).
+
+    >>> dedup_config({"method": "simhash", "ngram": 5, "max_cluster_size": 0}).shingle.n
+    5
+    """
+    from neardup.api import make_config
+
+    keyed = {o.name: o.key for o in METHOD_OPTIONS if o.key}
+    changes = {keyed[k]: v for k, v in values.items() if k in keyed and v is not None}
+    if values.get("max_cluster_size") is not None:
+        changes["cluster__max_cluster_size"] = values["max_cluster_size"] or None
+    changes.update(hybrid_rule(values.get("hybrid_coef"), values.get("hybrid_weight")))
+    return make_config(values.get("method"), values.get("threshold"), **changes)
+
+
+def read_config(values: dict[str, Any]) -> ReadConfig:
+    """The :class:`ReadConfig` the read options describe."""
+    return ReadConfig().replace(**{k: v for k, v in values.items() if v is not None})
+
+
+def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:
+    """The :class:`EngineConfig` the engine options describe."""
+    given = {k: v for k, v in values.items() if v is not None}
+    if "work_dir" in given:
+        given["work_dir"] = str(given["work_dir"])
+    given["name"] = given.pop("engine")
+    return EngineConfig(progress=progress, **given)
+
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
+
+
+__all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "FormatOpt", "Option", "QuietOpt", "dedup_config",
+           "engine_config", "hybrid_rule", "read_config", "with_options"]

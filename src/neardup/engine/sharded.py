@@ -1,0 +1,346 @@
+"""A run over shards in a work directory, shared by the chunked local engine and the Ray engine: the
+stages both schedule the same way, and the order of all of them.
+
+Owns the work directory's life (manifest, resume, clean-up), the join, the IDF weights, the in-memory
+pairs of vector methods, clustering, the streamed outputs and the summary; must not implement a stage
+(each is a method's operation or a task of :mod:`neardup.engine.tasks`). Subclasses schedule the map
+stage and the keyed methods' candidates and verification (:meth:`ShardedRun.map`,
+:meth:`ShardedRun.keyed_pairs`).
+
+Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
+
+1. ``map``: documents are read in batches; each batch is represented (normalized, shingled, sketched,
+   embedded) by the method in a worker and written as a shard. Texts are never held beyond their batch.
+2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on.
+3. ``weights``: document frequencies of shingles (for IDF-weighted scores), one hash partition at a time.
+4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time (hash partitions of
+   the keys when a table is large), pairs spilled to disk by partition, then each partition
+   de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
+   process over the joined vectors (which must fit in memory).
+5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from neardup import methods
+from neardup.cluster import Clusters, cluster_pairs
+from neardup.config import ConfigError, DedupConfig, EngineConfig, ReadConfig, config_to_dict
+from neardup.engine.plan import key_partitions, make_plan
+from neardup.engine.processes import InlineExecutor, pool_resident_bytes, worker_pool
+from neardup.engine.summary import build_summary
+from neardup.engine.tasks import weights_partition
+from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap)
+from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
+from neardup.io.write import atomic_path, write_json, write_table
+from neardup.methods.base import KeyedMethod, Representation
+from neardup.verify.overlap import doc_weight_totals
+
+
+class ShardedRun:
+    """One run of a :class:`DedupConfig` over an input file, in a work directory (see the module docstring)."""
+
+    #: The engine's name in :class:`~neardup.config.EngineConfig`.
+    engine_name = "local"
+
+    def __init__(self, input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
+                 engine: EngineConfig | None = None, read: ReadConfig | None = None) -> None:
+        self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
+        self.outdir = Path(outdir)
+        self.config = config
+        self.method = methods.get(config)
+        self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
+        self.read = read or ReadConfig()
+        self.wd = WorkDir(self.engine.work_dir or self.outdir / ".neardup-work")
+        self.plan = make_plan(self.engine)
+        self.timings: dict[str, float] = {}
+        self.counts: dict[str, Any] = {}
+        self.skipped: list[dict[str, Any]] = []
+        self.scoring: dict[str, Any] = {}
+        self._pool: ProcessPoolExecutor | InlineExecutor | None = None
+        self._rep: Representation | None = None
+        #: What the summary calls the input (the API names records spooled from Python "<memory>").
+        self.source_name = str(self.input)
+
+    # ---- helpers -------------------------------------------------------------------------
+    def workers(self) -> ProcessPoolExecutor | InlineExecutor:
+        """This process's worker processes: started on first use, shared by the stages, stopped by :meth:`close`."""
+        if self._pool is None:
+            self._pool = worker_pool(self.plan.workers)
+        return self._pool
+
+    def make_room(self, need: int) -> None:
+        """Before a stage that will need about ``need`` bytes in its workers: replace the workers when
+        what they still hold from earlier stages (memory the allocators keep for reuse, measured from
+        ``/proc``) plus ``need`` would pass half the memory limit. Fresh workers cost about half a
+        second, so small runs keep theirs."""
+        if isinstance(self._pool, ProcessPoolExecutor):
+            if pool_resident_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
+                self.close()
+
+    def close(self) -> None:
+        """Stop the worker processes (a no-op when none were started)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def bar(self, total: int | None, desc: str, unit: str = "doc") -> tqdm:
+        """A progress bar (silent unless the engine shows progress)."""
+        return tqdm(total=total, desc=desc, unit=unit, disable=not self.engine.progress, leave=False)
+
+    def timed(self, name: str, t0: float) -> None:
+        """Add the seconds since ``t0`` to stage ``name``; hand the stage's temporaries back."""
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+        trim_heap()
+
+    def manifest(self) -> dict[str, Any]:
+        """What identifies this run for ``--resume``."""
+        return {"input": file_fingerprint(self.input), "config": config_to_dict(self.config),
+                "text_field": self.read.text_field, "id_field": self.read.id_field, "on_error": self.read.on_error,
+                "max_chars": self.read.max_chars, "batch_docs": self.plan.batch_docs}
+
+    def batches(self) -> Iterator[list[Document]]:
+        """The input's validated documents in batches of the plan's size (skips recorded)."""
+        return iter_batches(self.input, self.read, self.plan.batch_docs, self.skipped)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """What the whole run needs around it (a Ray connection); nothing here."""
+        yield
+
+    # ---- stages --------------------------------------------------------------------------
+    def map(self) -> int:
+        """Stage 1: the input as shards of represented documents; returns the shard count."""
+        raise NotImplementedError
+
+    def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 4 for a keyed method: the verified pairs ``(left, right, score)``, sorted."""
+        raise NotImplementedError
+
+    def join(self, n_shards: int) -> None:
+        """Stage 2: concatenate shard arrays into single memory-mappable files."""
+        if self.wd.done("join"):
+            return
+        t0 = time.perf_counter()
+        counts = [[int(x) for x in self.wd.shard(i, "done").read_text().split()] for i in range(n_shards)]
+        sizes = [c[0] for c in counts]
+        for name in ("values.npy", "sketch.npy", "vectors.npy", "chunks.npy"):
+            if self.wd.shard(0, name).exists():
+                self._join_rows(name, n_shards)
+        offsets = self._join_offsets("offsets.npy", n_shards, sizes)
+        save_array(self.wd.root / "offsets.npy", offsets)
+        if self.wd.shard(0, "chunk_offsets.npy").exists():
+            save_array(self.wd.root / "chunk_offsets.npy", self._join_offsets("chunk_offsets.npy", n_shards, sizes))
+        lengths = np.concatenate([pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["length"])["length"]
+                                  .to_numpy() for i in range(n_shards)]).astype(np.int64)
+        save_array(self.wd.root / "lengths.npy", lengths)
+        if self.wd.shard(0, "texts.parquet").exists():
+            texts = pa.concat_tables([pq.read_table(self.wd.shard(i, "texts.parquet")) for i in range(n_shards)])
+            with atomic_path(self.wd.root / "texts.parquet", durable=False) as tmp:
+                pq.write_table(texts, tmp)
+        write_json(self.wd.root / "shards.json", {"sizes": sizes, "n_empty": sum(c[1] for c in counts),
+                                                  "n_truncated": sum(c[2] for c in counts)})
+        self.wd.mark("join")
+        self.timed("join", t0)
+
+    def _join_rows(self, name: str, n_shards: int) -> None:
+        """Concatenate one array of every shard along its rows into ``name``, through a memory map."""
+        first = load_array(self.wd.shard(0, name))
+        rows = sum(int(load_array(self.wd.shard(i, name)).shape[0]) for i in range(n_shards))
+        tmp = self.wd.root / f"{name}.tmp"
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=first.dtype, shape=(rows,) + first.shape[1:])
+        at = 0
+        for i in range(n_shards):
+            part = load_array(self.wd.shard(i, name))
+            out[at : at + part.shape[0]] = part
+            out.flush()
+            release(out, part)
+            at += part.shape[0]
+        out.flush()
+        del out
+        os.replace(tmp, self.wd.root / name)
+
+    def _join_offsets(self, name: str, n_shards: int, sizes: list[int]) -> np.ndarray:
+        """Concatenate CSR offsets of every shard (each shifted by the values before it)."""
+        out = np.zeros(sum(sizes) + 1, dtype=np.int64)
+        doc = base = 0
+        for i in range(n_shards):
+            o = load_array(self.wd.shard(i, name), mmap=False)
+            out[doc + 1 : doc + sizes[i] + 1] = o[1:] + base
+            doc += sizes[i]
+            base += int(o[-1])
+        return out
+
+    def representation(self) -> Representation:
+        """The joined representation (large arrays memory-mapped)."""
+        if self._rep is None:
+            self._rep = joined(self.wd.root)
+        return self._rep
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Stage 3: IDF weights aligned with the values (hash partitions of the values, in the worker
+        processes), and per-document totals (weighted scores only)."""
+        if not self.method.weighted():
+            return None
+        path = self.wd.root / "weights.npy"
+        if not self.wd.done("weights"):
+            t0 = time.perf_counter()
+            sets = self.representation().sets
+            n_values = sets.values.shape[0]
+            workers = self.plan.workers
+            parts = key_partitions(n_values, self.engine.memory_limit, workers)
+            tmp = self.wd.root / "weights.npy.tmp"
+            np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
+            self.make_room(min(n_values * 40, int(self.engine.memory_limit * 0.3)))
+            pool = self.workers()
+            for fut in [pool.submit(weights_partition, str(self.wd.root), p, parts, self.config.verify.idf_power)
+                        for p in range(parts)]:
+                fut.result()
+            out = load_array(tmp)
+            totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
+            del out
+            os.replace(tmp, path)
+            save_array(self.wd.root / "totals.npy", totals)
+            self.wd.mark("weights")
+            self.timed("weights", t0)
+        weights, totals = load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
+        self.representation().set_weights(self.config.verify.idf_power, weights, totals)
+        return weights, totals
+
+    def vector_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 4 for a vector method: its candidates and scores over the joined representation, here."""
+        rep = self.representation()
+        self.weights()
+        t0 = time.perf_counter()
+        left, right, _ = self.method.candidates(rep)
+        self.timed("candidates", t0)
+        t0 = time.perf_counter()
+        scores = self.method.score(rep, left, right, info=self.scoring)
+        keep = scores >= self.method.threshold - 1e-12
+        self.counts["n_candidates"] = int(left.size)
+        self.timed("verify", t0)
+        return left[keep], right[keep], scores[keep]
+
+    def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
+        """Stage 5: clusters of the verified pairs (representatives: longest text, then first seen)."""
+        t0 = time.perf_counter()
+        lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
+        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster)
+        self.timed("cluster", t0)
+        return clusters
+
+    def ids_for(self, n_shards: int, wanted: np.ndarray) -> dict[int, str]:
+        """Ids of the documents at the (sorted) global indices ``wanted``."""
+        out: dict[int, str] = {}
+        start = 0
+        for i, size in enumerate(self.shard_sizes()[:n_shards]):
+            end = start + size
+            sel = wanted[(wanted >= start) & (wanted < end)]
+            if sel.size:
+                ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].to_pylist()
+                for g in sel.tolist():
+                    out[g] = ids[g - start]
+            start = end
+        return out
+
+    def shards_info(self) -> dict[str, Any]:
+        """Shard sizes and the counts of empty and truncated texts, written by the join."""
+        return json.loads((self.wd.root / "shards.json").read_text())
+
+    def shard_sizes(self) -> list[int]:
+        """Documents per shard."""
+        return self.shards_info()["sizes"]
+
+    def write(self, n_shards: int, clusters: Clusters, left: np.ndarray, right: np.ndarray,
+              scores: np.ndarray) -> None:
+        """Stage 5 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically."""
+        t0 = time.perf_counter()
+        reps = np.unique(clusters.labels[clusters.sizes > 1])
+        names = self.ids_for(n_shards, np.unique(np.concatenate([reps, left, right])))
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        schema = pa.schema([("id", pa.string()), ("cluster", pa.string()), ("cluster_size", pa.int64()),
+                            ("is_representative", pa.bool_()), ("oversized", pa.bool_())])
+        with atomic_path(self.outdir / "clusters.parquet") as tmp:
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                start = 0
+                for i, size in enumerate(self.shard_sizes()):
+                    ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].to_pylist()
+                    lab = clusters.labels[start : start + size]
+                    sz = clusters.sizes[start : start + size]
+                    cluster_names = [ids[k] if sz[k] == 1 else names[int(lab[k])] for k in range(size)]
+                    writer.write_table(pa.table({
+                        "id": pa.array(ids, pa.string()), "cluster": pa.array(cluster_names, pa.string()),
+                        "cluster_size": pa.array(sz.astype(np.int64)),
+                        "is_representative": pa.array(lab == np.arange(start, start + size)),
+                        "oversized": pa.array(clusters.oversized[start : start + size]),
+                    }, schema=schema))
+                    start += size
+        write_table(self.outdir / "pairs.parquet", {
+            "left": [names[int(i)] for i in left], "right": [names[int(i)] for i in right],
+            "score": scores.astype(np.float64)})
+        self.timed("write", t0)
+
+    def map_or_clean(self, outdir_existed: bool) -> int:
+        """The map stage; on bad input remove this run's traces (it is not an interruption to resume)."""
+        try:
+            return self.map()
+        except InputError:
+            self.wd.clean()
+            if not outdir_existed and self.outdir.exists() and not any(self.outdir.iterdir()):
+                self.outdir.rmdir()
+            raise
+
+    def engine_info(self, n_shards: int, resumed: bool) -> dict[str, Any]:
+        """How the run executed, for the summary's ``engine`` field."""
+        info = {**asdict(self.engine), "plan": asdict(self.plan), "shards": n_shards, "tiles": self.counts.get("tiles"),
+                "resumed": resumed}
+        if self.scoring:
+            info["scoring"] = self.scoring
+        return info
+
+    def run(self) -> dict[str, Any]:
+        """All stages; returns the summary (also written to ``summary.json``)."""
+        t_start = time.perf_counter()
+        outdir_existed = self.outdir.exists()
+        if not source_exists(self.input):
+            raise InputError(self.input, None, "no such file or folder")
+        with self.session():
+            resumed = self.wd.prepare(self.manifest(), self.engine.resume)
+            try:
+                n_shards = self.map_or_clean(outdir_existed)
+                self.join(n_shards)
+                if isinstance(self.method, KeyedMethod):
+                    left, right, scores = self.keyed_pairs()
+                else:
+                    left, right, scores = self.vector_pairs()
+            finally:
+                self.close()
+            clusters = self.cluster(left, right, scores)
+        self.write(n_shards, clusters, left, right, scores)
+        info = self.shards_info()
+        summary = build_summary(
+            source=self.source_name, clusters=clusters, ids_of=lambda ix: [self.ids_for(n_shards, ix)[i] for i in ix.tolist()],
+            params=self.method.describe(), n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size),
+            n_empty=info["n_empty"], n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
+            seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed))
+        write_json(self.outdir / "summary.json", summary)
+        if not self.engine.keep_work:
+            self.wd.clean()
+        return summary
+
+
+__all__ = ["ShardedRun"]

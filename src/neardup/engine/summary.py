@@ -1,0 +1,61 @@
+"""The run summary (``summary.json``): one builder for every engine, so their summaries hold the same fields.
+
+Owns the summary's fields and their order; must not compute clusters or read files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from neardup.cluster import Clusters
+
+
+def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarray], Sequence[str]], params: dict[str, Any],
+                  n_candidates: int, n_pairs: int, n_empty: int, n_truncated: int, skipped: list[dict[str, Any]],
+                  timings: dict[str, float], seconds: float, engine: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a finished run.
+
+    ``ids_of`` maps sorted document indices to their ids (an engine may read them from disk); ``params``
+    is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's time.
+
+    >>> from neardup.cluster import cluster_pairs
+    >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
+    >>> s = build_summary(source="x", clusters=c, ids_of=lambda ix: [["a", "b", "c"][i] for i in ix], params={},
+    ...                   n_candidates=1, n_pairs=1, n_empty=0, n_truncated=0, skipped=[], timings={}, seconds=1.0,
+    ...                   engine={"name": "memory"})
+    >>> s["n_duplicates"], s["largest_clusters"]
+    (1, [{'cluster': 'b', 'size': 2, 'oversized': False}])
+    """
+    n = int(clusters.labels.size)
+    reps = clusters.is_representative
+    multi = np.flatnonzero(reps & (clusters.sizes > 1))
+    largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
+    names = dict(zip(np.sort(largest).tolist(), ids_of(np.sort(largest))))
+    n_reps = int(reps.sum())
+    return {
+        "input": source,
+        "n_docs": n,
+        "n_clusters": n_reps,
+        "n_duplicate_clusters": int(multi.size),
+        "n_duplicates": n - n_reps,
+        "duplicate_ratio": float((n - n_reps) / n) if n else 0.0,
+        "n_pairs": int(n_pairs),
+        "n_candidates": int(n_candidates),
+        "n_empty_docs": int(n_empty),
+        "n_truncated_docs": int(n_truncated),
+        "n_skipped_records": len(skipped),
+        "skipped_records": skipped[:100],
+        "n_oversized_clusters": int((reps & clusters.oversized).sum()),
+        "largest_clusters": [{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
+                              "oversized": bool(clusters.oversized[i])} for i in largest],
+        "params": params,
+        "engine": engine,
+        "timings": {k: round(v, 4) for k, v in timings.items()} | {"total": round(seconds, 4)},
+        "docs_per_second": round(n / seconds, 1) if seconds > 0 else None,
+    }
+
+
+__all__ = ["build_summary"]

@@ -1,0 +1,188 @@
+"""The tasks the chunked engines run in worker processes (a local pool or Ray tasks): map a batch into a
+shard, IDF weights of a hash partition, the key rows of documents, and the verification of candidates.
+
+Owns what each task does to a work directory, calling the method's own operations; must not schedule
+tasks (:mod:`neardup.engine.local`, :mod:`neardup.engine.ray` do) or implement a method.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup import methods
+from neardup.config import DedupConfig
+from neardup.engine.tiles import load_tiles, read_rows, score_tiled
+from neardup.engine.workdir import WorkDir, load_array, release, save_npz, save_shard, trim_heap
+from neardup.methods.base import KeyedMethod, Representation
+from neardup.verify.overlap import idf
+
+#: Key rows computed at once while scanning documents for one table group and partition.
+ROWS_PER_BLOCK = 1 << 22
+
+
+def map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], config: DedupConfig, root: str,
+              max_chars: int) -> dict[str, Any]:
+    """Represent one batch of documents (normalize, shingle, sketch, embed) and write it as shard ``index``."""
+    t0 = time.perf_counter()
+    rep = methods.get(config).represent(texts, max_chars)
+    save_shard(WorkDir(root), index, rep, ids, texts, lines, max_chars)
+    trim_heap()
+    return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
+
+
+def value_partition(path: str | os.PathLike[str], part: int, parts: int,
+                    block: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the ``.npy`` file ``path`` whose top bits equal ``part`` (of a power-of-two
+    ``parts``), with their positions; the file is read block by block (plain reads, no mapping)."""
+    total = int(np.load(path, mmap_mode="r").shape[0])
+    chunks, positions = [], []
+    for lo in range(0, total, block):
+        v = read_rows(path, lo, min(total, lo + block))
+        mask = partition_of(v, parts) == part
+        chunks.append(v[mask])
+        positions.append(np.flatnonzero(mask) + lo)
+    if not chunks:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+    return np.concatenate(chunks), np.concatenate(positions)
+
+
+def partition_of(keys: np.ndarray, parts: int) -> np.ndarray:
+    """The hash partition of each 64-bit key: its top ``log2(parts)`` bits (``parts`` a power of two).
+
+    >>> partition_of(np.array([0, 2**63, 2**62], dtype=np.uint64), 4).tolist()
+    [0, 2, 1]
+    """
+    if parts <= 1:
+        return np.zeros(keys.size, dtype=np.int64)
+    return (np.asarray(keys, dtype=np.uint64) >> np.uint64(64 - int(math.log2(parts)))).astype(np.int64)
+
+
+def weights_partition(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20) -> None:
+    """IDF weights of the values in hash partition ``part``, written in place into ``weights.npy.tmp``
+    (partitions are disjoint sets of positions, so workers never overlap). Writes go ``span`` file
+    positions at a time, each block's mapped pages dropped after it."""
+    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    vals, pos = value_partition(Path(root) / "values.npy", part, parts)
+    if vals.size:
+        _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
+        weights = idf(counts, n, idf_power)[inverse]
+        del vals, inverse, counts
+        out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
+        cuts = np.searchsorted(pos, np.arange(0, int(pos[-1]) + 1 + span, span))
+        for lo, hi in zip(cuts[:-1], cuts[1:]):  # positions ascend: each block dirties one span of the file
+            if hi > lo:
+                out[pos[lo:hi]] = weights[lo:hi]
+                release(out)
+        out.flush()
+    trim_heap()
+
+
+def key_rows(method: KeyedMethod, rep: Representation, docs: np.ndarray, tables: range, part: int = 0,
+             parts: int = 1) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The key rows ``(keys, docs)`` of each table in ``tables`` whose keys fall in hash partition
+    ``part``, computed over ``docs`` a block at a time (memory-mapped pages dropped after each)."""
+    cum = np.cumsum(method.key_counts(rep, docs) * len(tables) // max(1, method.n_tables()))
+    out: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {t: ([], []) for t in tables}
+    lo = 0
+    while lo < docs.size:
+        hi = max(lo + 1, int(np.searchsorted(cum, (cum[lo - 1] if lo else 0) + ROWS_PER_BLOCK, side="right")))
+        keys, key_docs, table = method.keys(rep, docs[lo:hi], tables)
+        if parts > 1:
+            sel = partition_of(keys, parts) == part
+            keys, key_docs, table = keys[sel], key_docs[sel], table[sel]
+        bounds = np.flatnonzero(np.diff(table)) + 1
+        for k, d, t in zip(np.split(keys, bounds), np.split(key_docs, bounds), np.split(table, bounds)):
+            if k.size:
+                out[int(t[0])][0].append(k)
+                out[int(t[0])][1].append(d)
+        for arr in (rep.sketch, rep.sets.values):
+            if arr is not None:
+                release(arr)
+        lo = hi
+    return {t: (np.concatenate(k) if k else np.empty(0, np.uint64), np.concatenate(d) if d else np.empty(0, np.int64))
+            for t, (k, d) in out.items()}
+
+
+def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
+    of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
+    of candidates (after the method's own filter, e.g. SimHash's Hamming distance).
+
+    Shared by the local and the Ray engine. Set scores read two document tiles at a time
+    (:mod:`neardup.engine.tiles`), so memory stays bounded.
+    """
+    method = methods.get(config)
+    left, right = codes // n, codes % n
+    sketch = load_array(os.path.join(root, "sketch.npy")) if os.path.exists(os.path.join(root, "sketch.npy")) else None
+    if sketch is not None and left.size:
+        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]))
+        if keep is not None:
+            left, right = left[keep], right[keep]
+    if method.scores_from == "sketch":
+        assert sketch is not None
+        s = method.score_sketches(np.asarray(sketch[left]), np.asarray(sketch[right])) if left.size \
+            else np.empty(0, dtype=np.float64)
+    else:
+        totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if method.weighted() else None
+        s = score_tiled(root, left, right, method.score_name, load_tiles(root), totals)
+    keep = s >= method.threshold - 1e-12
+    return left[keep], right[keep], s[keep], int(left.size)
+
+
+def distinct_codes(codes: np.ndarray, min_shared: int) -> np.ndarray:
+    """The distinct candidate codes, those repeated at least ``min_shared`` times when it is > 1.
+
+    >>> distinct_codes(np.array([5, 3, 5, 9, 5]), 2).tolist(), distinct_codes(np.array([5, 3, 5]), 1).tolist()
+    ([5], [3, 5])
+    """
+    if min_shared <= 1:
+        return np.unique(codes)
+    codes, counts = np.unique(codes, return_counts=True)
+    return codes[counts >= min_shared]
+
+
+def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_codes: int) -> int:
+    """Verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``.
+
+    When the partition holds more than ``max_codes`` candidate codes (repeats included), it is verified
+    in several passes over the files, each taking the codes with one value of ``code % passes``
+    (repeats of a pair always fall in the same pass), so memory stays bounded by ``max_codes`` whatever
+    the number of candidates. Returns the number of distinct candidates; a partition already verified
+    is skipped (resume).
+    """
+    wd = WorkDir(root)
+    out = wd.pairs / f"verified-{part:03d}.npz"
+    if out.exists():
+        return int(np.load(out)["n_candidates"][0])
+    min_shared = methods.get(config).min_shared
+    files = sorted(wd.pairs.glob(f"{part:03d}-*.npy"))
+    total = sum(int(load_array(f).shape[0]) for f in files)
+    passes = max(1, math.ceil(total / max(1, max_codes)))
+    lefts, rights, scores, n_candidates = [], [], [], 0
+    for sub in range(passes):
+        chunk = []
+        for f in files:
+            codes = load_array(f, mmap=False)
+            chunk.append(codes[codes % passes == sub] if passes > 1 else codes)
+        codes = distinct_codes(np.concatenate(chunk), min_shared) if chunk else np.empty(0, dtype=np.int64)
+        del chunk
+        left, right, score, count = score_codes(root, codes, n, config)
+        lefts.append(left)
+        rights.append(right)
+        scores.append(score)
+        n_candidates += count
+    save_npz(out, left=np.concatenate(lefts), right=np.concatenate(rights), score=np.concatenate(scores),
+             n_candidates=np.array([n_candidates]))
+    del lefts, rights, scores
+    trim_heap()
+    return n_candidates
+
+
+__all__ = ["distinct_codes", "key_rows", "map_shard", "partition_of", "score_codes", "value_partition",
+           "verify_partition", "weights_partition"]

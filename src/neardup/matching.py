@@ -1,0 +1,197 @@
+"""Cross-collection matching (decontamination): for each document of a query collection, its near-duplicates in a corpus.
+
+Owns the composition query index -> streamed corpus batches -> probe -> verify -> result; must not
+implement stages (each is the method's own operation: ``represent``, ``keys``, ``score_*``), and never
+de-duplicates the corpus itself.
+
+The query side (a test set: small) is read whole, represented and indexed in memory (its key tables for
+a keyed method, :class:`~neardup.candidates.crossindex.KeyIndex`; its vectors for a neural one,
+:class:`~neardup.candidates.vectors.VectorIndex`); the corpus (a training set: large) is streamed in
+batches and discarded batch by batch, so memory depends on the query side only. A pair is a candidate
+as the method says (sharing ``min_shared`` key tables, passing its own filter), or for a vector method
+when the query is among the corpus document's ``k`` nearest with cosine >= the threshold. Weighted
+scores take their IDF weights from the query collection (a corpus shingle unseen there counts as
+df = 1), which keeps every batch's scores independent of the others. Output: ``matches.parquet``
+(query_id, corpus_id, score) and ``summary.json`` with the leaked fraction per query set.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from neardup import methods
+from neardup.candidates.crossindex import KeyIndex
+from neardup.config import ConfigError, DedupConfig, ReadConfig
+from neardup.io.read import InputError, iter_batches, read_corpus
+from neardup.methods.base import KeyedMethod, Method, Representation, VectorMethod
+from neardup.pipeline import prepare
+from neardup.results import MatchResult
+from neardup.text.shingle import ShingleSets
+from neardup.verify.overlap import idf
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+class _QueryWeights:
+    """IDF weights from the query collection's document frequencies; unseen shingles count as df = 1."""
+
+    def __init__(self, sets: ShingleSets, power: float) -> None:
+        self.uniq, self.counts = np.unique(sets.values, return_counts=True)
+        self.n, self.power = len(sets), power
+
+    def of(self, values: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self.uniq, values), max(self.uniq.size - 1, 0))
+        df = np.where((self.uniq.size > 0) & (self.uniq[pos] == values), self.counts[pos] if self.uniq.size else 1, 1)
+        return idf(df, self.n, self.power)
+
+
+class _KeyedProbe:
+    """The query side of a keyed method: its key tables, sets, sketches and weights."""
+
+    def __init__(self, method: KeyedMethod, rep: Representation) -> None:
+        self.method, self.rep = method, rep
+        docs = np.flatnonzero(~rep.empty).astype(np.int64)
+        self.index = KeyIndex(*method.keys(rep, docs, range(method.n_tables())), max_docs=method.max_key_docs)
+        self.weights: _QueryWeights | None = None
+        if method.weighted():
+            self.weights = _QueryWeights(rep.sets, method.config.verify.idf_power)
+            self.query_weights = self.weights.of(np.asarray(rep.sets.values))
+
+    def candidates(self, batch: Representation) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs (query, batch row) the method's rule makes candidates."""
+        rows = np.flatnonzero(~batch.empty).astype(np.int64)
+        if rows.size == 0:
+            return _EMPTY, _EMPTY
+        q, p = self.index.probe(*self.method.keys(batch, rows, range(self.method.n_tables())))
+        if q.size == 0:
+            return _EMPTY, _EMPTY
+        width = len(batch)
+        codes, counts = np.unique(q * width + p, return_counts=True)
+        codes = codes[counts >= self.method.min_shared]
+        q, p = codes // width, codes % width
+        if self.rep.sketch is not None and batch.sketch is not None and q.size:
+            keep = self.method.keep_candidates(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]))
+            if keep is not None:
+                q, p = q[keep], p[keep]
+        return q, p
+
+    def scores(self, batch: Representation, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Scores of pairs (query, batch row)."""
+        method = self.method
+        if method.scores_from == "sketch":
+            assert self.rep.sketch is not None and batch.sketch is not None
+            return method.score_sketches(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]))
+        joint = ShingleSets.concat([self.rep.sets, batch.sets])
+        weights = None
+        if self.weights is not None:
+            weights = np.concatenate([self.query_weights, self.weights.of(batch.sets.values)])
+        return method.score_sets(joint, q, p + len(self.rep), weights)
+
+    def matches(self, batch: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        q, p = self.candidates(batch)
+        s = self.scores(batch, q, p) if q.size else np.empty(0, dtype=np.float64)
+        keep = s >= self.method.threshold - 1e-12
+        return q[keep], p[keep], s[keep], int(q.size)
+
+
+class _VectorProbe:
+    """The query side of a vector method: its embeddings in an index (FAISS flat or USearch HNSW)."""
+
+    def __init__(self, method: VectorMethod, rep: Representation) -> None:
+        from neardup.candidates.vectors import VectorIndex
+
+        assert rep.vectors is not None
+        self.method = method
+        self.k = min(method.config.embed.k, len(rep))
+        self.index = VectorIndex(rep.vectors.docs, method.config.embed.index)
+
+    def matches(self, batch: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        assert batch.vectors is not None
+        emb = batch.vectors.docs
+        sims, nb = self.index.search(emb, self.k)
+        rows = np.repeat(np.arange(len(batch)), self.k)
+        keep = (nb.ravel() >= 0) & (sims.ravel() >= self.method.threshold - 1e-6) & (np.abs(emb).sum(axis=1)[rows] > 0)
+        q, p, s = nb.ravel()[keep], rows[keep], sims.ravel()[keep].astype(np.float64)
+        return q, p, s, int(q.size)
+
+
+def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
+          config: DedupConfig | None = None, *, group_field: str | None = None, read: ReadConfig | None = None,
+          batch_docs: int = 5000, progress: bool = False) -> MatchResult:
+    """Find, for every query document, the corpus documents that are near-duplicates of it.
+
+    ``group_field`` names a query field that says which query set a document belongs to (e.g. a
+    benchmark task); the leaked fraction is reported per set (default: one set, the file name).
+    With ``output``, ``matches.parquet`` and ``summary.json`` are written there.
+    """
+    cfg = config or DedupConfig()
+    read = read or ReadConfig()
+    method: Method = methods.get(cfg)
+    if not method.matchable:
+        supported = ", ".join(name for name in methods.names() if methods.method_class(name).matchable)
+        raise ConfigError(f"match supports --method {supported}; got {cfg.method!r}")
+    t_start = time.perf_counter()
+    qcorpus = read_corpus(queries, read, label_field=group_field)
+    prep = prepare(qcorpus, cfg, progress=progress, max_chars=read.max_chars)
+    probe: _KeyedProbe | _VectorProbe = (_KeyedProbe(method, prep.rep) if isinstance(method, KeyedMethod)
+                                         else _VectorProbe(method, prep.rep))  # type: ignore[arg-type]
+    out_q: list[np.ndarray] = []
+    out_c: list[str] = []
+    out_s: list[np.ndarray] = []
+    n_corpus = n_candidates = 0
+    bar = tqdm(desc="matching corpus", unit="doc", disable=not progress, leave=False)
+    for batch in iter_batches(corpus, read, batch_docs):
+        n_corpus += len(batch)
+        rep = method.represent([d.text for d in batch], read.max_chars)
+        q, p, s, n_cand = probe.matches(rep)
+        n_candidates += n_cand
+        out_q.append(q)
+        out_c.extend(batch[i].id for i in p.tolist())
+        out_s.append(s)
+        bar.update(len(batch))
+    bar.close()
+    if n_corpus == 0:
+        raise InputError(corpus, None, "no documents found (empty input)")
+    q_idx = np.concatenate(out_q) if out_q else _EMPTY
+    scores = np.concatenate(out_s) if out_s else np.empty(0, dtype=np.float64)
+    params = method.describe()
+    if isinstance(probe, _VectorProbe):
+        params["k"] = probe.k
+    result = _result(qcorpus.ids, qcorpus.labels if group_field else None, queries, corpus, q_idx, out_c, scores,
+                     n_corpus, n_candidates, time.perf_counter() - t_start, params)
+    if output is not None:
+        result.write(output)
+    return result
+
+
+def _result(query_ids: list[str], groups: list[str | None] | None, queries: str | os.PathLike[str],
+            corpus: str | os.PathLike[str], q_idx: np.ndarray, out_c: list[str], scores: np.ndarray, n_corpus: int,
+            n_candidates: int, seconds: float, params: dict[str, Any]) -> MatchResult:
+    """The matches ordered by query then corpus order, and the summary (leaked fraction per query set)."""
+    order = np.argsort(q_idx, kind="stable")
+    leaked = np.zeros(len(query_ids), dtype=bool)
+    leaked[q_idx] = True
+    set_names = groups if groups is not None else [Path(queries).name] * len(query_ids)
+    per_set: dict[str, dict[str, Any]] = {}
+    for name, hit in zip(set_names, leaked):
+        row = per_set.setdefault("(none)" if name is None else str(name), {"n_queries": 0, "n_leaked": 0})
+        row["n_queries"] += 1
+        row["n_leaked"] += int(hit)
+    for row in per_set.values():
+        row["leaked_fraction"] = row["n_leaked"] / row["n_queries"]
+    summary = {
+        "queries": str(queries), "corpus": str(corpus), "n_queries": len(query_ids), "n_corpus_docs": n_corpus,
+        "n_candidates": int(n_candidates), "n_matches": int(q_idx.size), "n_leaked_queries": int(leaked.sum()),
+        "leaked_fraction": float(leaked.mean()) if leaked.size else 0.0, "per_set": per_set, "params": params,
+        "seconds": round(seconds, 3), "corpus_docs_per_second": round(n_corpus / seconds, 1) if seconds else None,
+    }
+    return MatchResult([query_ids[i] for i in q_idx[order]], [out_c[i] for i in order], scores[order], summary)
+
+
+__all__ = ["match"]

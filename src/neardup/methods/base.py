@@ -1,0 +1,346 @@
+"""What a method offers every executor: represent a batch, look-up keys or vector candidates, scores of
+pairs, and its parameters; and :class:`Representation`, the arrays a method computes for documents.
+
+Owns the method interface, written once for every engine (in memory, chunked, Ray), ``match`` and
+tuning; must not schedule work (engines do), read files, or cluster.
+
+A method is a choice of stage implementations and the settings it resolves once from its
+:class:`~neardup.config.DedupConfig` (bands and rows, collision count, Hamming distance, shingling):
+
+* :class:`KeyedMethod` (MinHash, n-gram, SimHash): documents that share a key in one of its tables are
+  candidates. Executors ask for the keys of any documents and tables (:meth:`KeyedMethod.keys`), turn
+  the rows of one table's buckets into pairs (:meth:`KeyedMethod.bucket_pairs`), keep the pairs that
+  share ``min_shared`` tables, and score them from shingle sets or sketches, at any scale.
+* :class:`VectorMethod` (RETSim, bi-encoder, hybrid, re-rank): candidates come from a vector index over
+  the whole collection, so its :meth:`Method.candidates` runs where all vectors are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from neardup.candidates.buckets import count_pairs, unique_pairs
+from neardup.config import ConfigError, DedupConfig, config_to_dict
+from neardup.represent.embeddings import Embeddings
+from neardup.text.normalize import normalize, normalize_words, only_words_and_spaces
+from neardup.text.shingle import ShingleSets, shingle_many, shingle_words
+from neardup.verify.overlap import doc_weight_totals, idf_weights, score_pairs
+
+#: Thresholds ``neardup tune`` sweeps for set scores; heavy OCR noise pushes the best very low.
+SET_SCORE_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.04) + tuple(round(float(x), 3)
+                                                                    for x in np.arange(0.05, 0.951, 0.025))
+#: Thresholds swept for cosine similarities.
+COSINE_GRID: tuple[float, ...] = tuple(round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01))
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+@dataclass
+class Representation:
+    """What a method computed for a run of documents (a batch, a shard, or a whole corpus), in order.
+
+    ``sets``: shingle hashes (every method; an empty set marks an empty document, never a candidate);
+    ``lengths``: characters of each text (the longest text represents its cluster); ``sketch``: MinHash
+    signatures ``(n, num_perm)`` or SimHash fingerprints ``(n,)``; ``vectors``: embeddings; ``texts``:
+    kept only for a method that reads them when scoring (the cross-encoder).
+    """
+
+    sets: ShingleSets
+    lengths: np.ndarray
+    sketch: np.ndarray | None = None
+    vectors: Embeddings | None = None
+    texts: Sequence[str] | None = None
+    _weights: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+    @property
+    def empty(self) -> np.ndarray:
+        """True for documents without a shingle (empty or whitespace-only texts)."""
+        return np.asarray(self.sets.sizes == 0)
+
+    def weights(self, idf_power: float) -> tuple[np.ndarray, np.ndarray]:
+        """IDF weights of the shingles (aligned with ``sets.values``) and each document's total, once per power."""
+        if idf_power not in self._weights:
+            w = idf_weights(self.sets, idf_power)
+            self._weights[idf_power] = (w, doc_weight_totals(self.sets, w))
+        return self._weights[idf_power]
+
+    def set_weights(self, idf_power: float, weights: np.ndarray, totals: np.ndarray) -> None:
+        """Weights computed elsewhere (the chunked engines compute them by hash partition)."""
+        self._weights[idf_power] = (weights, totals)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Representation]) -> Representation:
+        """The representation of consecutive batches as one."""
+        if not parts:
+            return cls(ShingleSets.concat([]), np.empty(0, dtype=np.int64))
+        sketches = [p.sketch for p in parts]
+        vectors = [p.vectors for p in parts]
+        texts = [p.texts for p in parts]
+        return cls(
+            sets=ShingleSets.concat([p.sets for p in parts]),
+            lengths=np.concatenate([p.lengths for p in parts]),
+            sketch=np.concatenate(sketches) if all(s is not None for s in sketches) else None,  # type: ignore[arg-type]
+            vectors=Embeddings.concat(vectors) if all(v is not None for v in vectors) else None,  # type: ignore[arg-type]
+            texts=[t for part in texts for t in part] if all(t is not None for t in texts) else None,  # type: ignore[union-attr]
+        )
+
+
+class Candidates(NamedTuple):
+    """Candidate pairs (``left < right``, document indices) and what the candidate step reports."""
+
+    left: np.ndarray
+    right: np.ndarray
+    info: dict[str, Any]
+
+
+class Method:
+    """A de-duplication method: its defaults, its representation, its candidate rule and its pair score.
+
+    Subclasses set the class attributes and implement :meth:`candidates` and :meth:`score_pairs_of`;
+    ``__init__`` resolves every derived setting once, from a :class:`~neardup.config.DedupConfig`
+    whose ``method`` names this class.
+    """
+
+    name: ClassVar[str]
+    #: Defaults a :class:`~neardup.config.DedupConfig` takes for this method when unset.
+    default_threshold: ClassVar[float]
+    default_cluster: ClassVar[str] = "components"
+    default_score: ClassVar[str] = "weighted-overlap"
+    default_char: ClassVar[bool] = False
+    #: Thresholds ``neardup tune`` sweeps.
+    threshold_grid: ClassVar[tuple[float, ...]] = SET_SCORE_GRID
+    #: Whether the pair score reads the texts themselves (then engines keep them).
+    needs_texts: ClassVar[bool] = False
+    #: Whether ``neardup match`` supports the method (its candidates can be probed batch by batch).
+    matchable: ClassVar[bool] = False
+
+    @classmethod
+    def default_ngram(cls, char: bool) -> int | None:
+        """Shingle size when none is given (None: :data:`neardup.config.ShingleConfig.DEFAULT_N`)."""
+        return None
+
+    @classmethod
+    def check(cls, config: DedupConfig) -> None:
+        """Method-specific validation of a config (raise :class:`~neardup.config.ConfigError`)."""
+
+    def __init__(self, config: DedupConfig) -> None:
+        if config.method != self.name:
+            raise ConfigError(f"{type(self).__name__} runs method {self.name!r}, not {config.method!r}")
+        self.config = config
+        self.threshold = float(config.threshold)  # type: ignore[arg-type]
+        self.score_name = str(config.verify.score)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.params()})"
+
+    # -- represent --------------------------------------------------------------------------------
+
+    def shingle(self, texts: Sequence[str], max_chars: int) -> ShingleSets:
+        """Normalize and shingle texts (their first ``max_chars`` characters) as the config says."""
+        cfg = self.config
+        if not cfg.shingle.char and only_words_and_spaces(cfg.normalize):
+            return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n))  # type: ignore[arg-type]
+        normalized = [normalize(t[:max_chars], cfg.normalize) for t in texts]
+        return shingle_many(normalized, cfg.shingle, batch_size=max(len(normalized), 1))
+
+    def sketch(self, sets: ShingleSets) -> np.ndarray | None:
+        """The method's sketch of each set (MinHash signatures, SimHash fingerprints), or None."""
+        return None
+
+    def embed(self, texts: Sequence[str], max_chars: int, progress: bool = False) -> Embeddings | None:
+        """The method's embeddings of the texts, or None (hashing methods)."""
+        return None
+
+    def represent(self, texts: Sequence[str], max_chars: int, progress: bool = False) -> Representation:
+        """Everything the method computes for a batch of texts: the map step every executor runs."""
+        sets = self.shingle(texts, max_chars)
+        lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+        return Representation(sets=sets, lengths=lengths, sketch=self.sketch(sets),
+                              vectors=self.embed(texts, max_chars, progress),
+                              texts=list(texts) if self.needs_texts else None)
+
+    def representation_key(self) -> tuple[Any, ...]:
+        """What the representation depends on: two configs with equal keys can share one."""
+        cfg = self.config
+        return (self.name, cfg.normalize, cfg.shingle)
+
+    # -- candidates and scores --------------------------------------------------------------------
+
+    def candidates(self, rep: Representation) -> Candidates:
+        """Candidate pairs of a whole representation (where every document is at hand)."""
+        raise NotImplementedError
+
+    def score(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              info: dict[str, Any] | None = None) -> np.ndarray:
+        """The score of each candidate pair (float64; a pair is a duplicate at ``>= threshold``)."""
+        raise NotImplementedError
+
+    def weighted(self) -> bool:
+        """Whether scores need IDF weights (:meth:`Representation.weights`)."""
+        return self.score_name.startswith("weighted-")
+
+    def score_sets(self, sets: ShingleSets, left: np.ndarray, right: np.ndarray,
+                   weights: Any = None, totals: np.ndarray | None = None) -> np.ndarray:
+        """The configured set score of pairs (weights aligned with ``sets.values`` for weighted scores)."""
+        return score_pairs(sets, left, right, self.score_name, weights=weights, totals=totals)
+
+    # -- description ------------------------------------------------------------------------------
+
+    def params(self) -> dict[str, Any]:
+        """The settings derived once from the config (bands and rows, collision count, ...), for summaries."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """The config with its defaults filled in, plus :meth:`params`: a run's ``params``."""
+        return {**config_to_dict(self.config), **self.params()}
+
+    def tuning_settings(self) -> list[dict[str, Any]]:
+        """Candidate-rule settings ``neardup tune`` sweeps (as ``DedupConfig.replace`` keywords)."""
+        return [{}]
+
+
+class KeyedMethod(Method):
+    """Candidates from look-up keys: documents that share a key in one of the method's tables.
+
+    A pair is a candidate when it shares at least ``min_shared`` tables (1: any), and passes
+    :meth:`keep_candidates`. The same rows and rules run in memory (:meth:`candidates`), in chunks
+    and on Ray, so every executor finds the same pairs.
+    """
+
+    #: Pairs must share this many tables (the collisions rule counts them).
+    min_shared: int = 1
+    #: Where scores come from: the shingle sets (exact scores) or the sketch (its own estimate).
+    scores_from: str = "sets"
+    #: A key held by more documents than this is no evidence (cross-collection look-ups skip it).
+    max_key_docs: int | None = None
+    matchable = True
+
+    def n_tables(self) -> int:
+        """How many key tables there are."""
+        raise NotImplementedError
+
+    def key_counts(self, rep: Representation, docs: np.ndarray) -> np.ndarray:
+        """How many key rows each of ``docs`` gives over all tables (for planning work)."""
+        return np.full(docs.size, self.n_tables(), dtype=np.int64)
+
+    def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows ``(key, doc, table)`` of ``docs`` (ascending indices of non-empty documents) in ``tables``,
+        grouped by table (ascending), each table's rows in the order of ``docs``."""
+        raise NotImplementedError
+
+    def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs of one table's rows (whole buckets): documents with equal keys, by the method's rule."""
+        raise NotImplementedError
+
+    def keep_candidates(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """Given the sketches of both sides of candidate pairs, which to keep (None: all)."""
+        return None
+
+    def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Scores of pairs from their sketches (methods whose ``scores_from`` is ``"sketch"``)."""
+        raise NotImplementedError
+
+    def candidates(self, rep: Representation) -> Candidates:
+        docs = np.flatnonzero(~rep.empty).astype(np.int64)
+        lefts, rights = [], []
+        if docs.size >= 2:
+            keys, key_docs, tables = self.keys(rep, docs, range(self.n_tables()))
+            bounds = np.flatnonzero(np.diff(tables)) + 1
+            for k, d in zip(np.split(keys, bounds), np.split(key_docs, bounds)):
+                left, right = self.bucket_pairs(k, d)
+                lefts.append(left)
+                rights.append(right)
+        left, right = combine_tables(lefts, rights, self.min_shared)
+        if left.size and rep.sketch is not None:
+            keep = self.keep_candidates(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]))
+            if keep is not None:
+                left, right = left[keep], right[keep]
+        return Candidates(left, right, {})
+
+    def score(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              info: dict[str, Any] | None = None) -> np.ndarray:
+        if self.scores_from == "sketch":
+            assert rep.sketch is not None
+            if left.size == 0:
+                return np.empty(0, dtype=np.float64)
+            return self.score_sketches(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]))
+        weights, totals = rep.weights(self.config.verify.idf_power) if self.weighted() else (None, None)
+        return self.score_sets(rep.sets, left, right, weights, totals)
+
+    def weighted(self) -> bool:
+        return self.scores_from == "sets" and super().weighted()
+
+
+def combine_tables(lefts: list[np.ndarray], rights: list[np.ndarray], min_shared: int = 1
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs found in at least ``min_shared`` of the tables' pair lists, sorted.
+
+    >>> l, r = combine_tables([np.array([0, 1]), np.array([0])], [np.array([2, 3]), np.array([2])], 2)
+    >>> list(zip(l.tolist(), r.tolist()))
+    [(0, 2)]
+    """
+    if not lefts:
+        return _EMPTY, _EMPTY
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    if min_shared <= 1:
+        return unique_pairs(left, right)
+    left, right, counts = count_pairs(left, right)
+    keep = counts >= min_shared
+    return left[keep], right[keep]
+
+
+class VectorMethod(Method):
+    """Candidates from nearest neighbours in embedding space (FAISS flat or USearch HNSW)."""
+
+    threshold_grid = COSINE_GRID
+    #: Which encoder embeds the texts, and whether RETSim's chunk vectors are kept.
+    encoder: ClassVar[str] = "retsim"
+    chunks: ClassVar[bool] = False
+
+    def embed(self, texts: Sequence[str], max_chars: int, progress: bool = False) -> Embeddings | None:
+        from neardup.represent.embeddings import embed_texts
+
+        return embed_texts(texts, self.encoder, self.config.embed, max_chars, chunks=self.chunks,  # type: ignore[arg-type]
+                           progress=progress)
+
+    def representation_key(self) -> tuple[Any, ...]:
+        embed = self.config.embed
+        return (*super().representation_key(), self.encoder, self.chunks, embed.model, embed.batch_size)
+
+    def floor(self) -> float:
+        """Cosine a neighbour needs to be a candidate."""
+        return self.threshold
+
+    def neighbours(self, rep: Representation) -> tuple[np.ndarray, np.ndarray]:
+        """Each non-empty document's ``k`` nearest neighbours with cosine >= :meth:`floor`, as pairs."""
+        from neardup.candidates.vectors import knn_pairs
+
+        assert rep.vectors is not None
+        ok = np.flatnonzero(~rep.empty)
+        left, right, _ = knn_pairs(np.asarray(rep.vectors.docs)[ok], k=self.config.embed.k, threshold=self.floor(),
+                                   index=self.config.embed.index)
+        return ok[left], ok[right]
+
+    def candidates(self, rep: Representation) -> Candidates:
+        left, right = self.neighbours(rep)
+        return Candidates(left, right, {})
+
+    def score(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              info: dict[str, Any] | None = None) -> np.ndarray:
+        from neardup.verify.cosine import cosine_scores
+
+        assert rep.vectors is not None
+        return cosine_scores(rep.vectors.docs, left, right)
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.config.embed.k, "index": self.config.embed.index}
+
+
+__all__ = ["COSINE_GRID", "SET_SCORE_GRID", "Candidates", "KeyedMethod", "Method", "Representation", "VectorMethod",
+           "combine_tables"]

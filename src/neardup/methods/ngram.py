@@ -1,0 +1,48 @@
+"""N-gram overlap: every pair that shares a shingle (an inverted index over shingles), scored exactly.
+
+Owns the inverted-index method's keys and its boilerplate rule (shingles held by more than ``max_df``
+documents propose no pair; the score still counts them); must not schedule work. The simplest keyed
+method: copy this file to add one (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neardup.candidates.buckets import pairs_from_keys
+from neardup.config import DedupConfig
+from neardup.methods import register
+from neardup.methods.base import KeyedMethod, Representation
+
+
+@register
+class Ngram(KeyedMethod):
+    """All pairs sharing a word 4-gram (by default) held by at most ``max_df`` documents, scored by the
+    IDF-weighted overlap coefficient.
+
+    >>> Ngram(DedupConfig(method="ngram")).n_tables()
+    1
+    """
+
+    name = "ngram"
+    default_threshold = 0.45
+
+    def __init__(self, config: DedupConfig) -> None:
+        super().__init__(config)
+        self.max_df = self.max_key_docs = config.ngram.max_df
+
+    def n_tables(self) -> int:
+        return 1
+
+    def key_counts(self, rep: Representation, docs: np.ndarray) -> np.ndarray:
+        return np.asarray(rep.sets.sizes[docs], dtype=np.int64)
+
+    def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        offsets = np.asarray(rep.sets.offsets)
+        starts, sizes = offsets[docs], offsets[docs + 1] - offsets[docs]
+        total = int(sizes.sum())
+        position = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+        return (np.asarray(rep.sets.values[position]), np.repeat(docs, sizes), np.zeros(total, dtype=np.int64))
+
+    def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return pairs_from_keys(keys, docs, max_group=self.max_df)
