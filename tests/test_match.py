@@ -2,6 +2,9 @@
 
 import json
 
+import numpy as np
+import pytest
+
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
@@ -63,3 +66,72 @@ def test_cli_match_reads_both_collections_from_urls(example_path, tmp_path):
     a = pq.read_table(tmp_path / "p" / "matches.parquet").to_pylist()
     b = pq.read_table(tmp_path / "u" / "matches.parquet").to_pylist()
     assert a == b and len(a) >= 30
+
+
+def _brute_force(queries, corpus, cfg):
+    """Every (query, corpus document) pair, decided one by one with plain sets and the method's rule as
+    documented: the answer ``match`` must give with its indexes and batches."""
+    import math
+
+    from neardup import methods
+    from neardup.candidates.lsh import band_keys
+    from neardup.represent import minhash, simhash
+
+    method = methods.get(cfg)
+    qsets, csets = method.shingle([q["text"] for q in queries], 10**9), method.shingle([c["text"] for c in corpus], 10**9)
+    qs = [set(qsets[i].tolist()) for i in range(len(queries))]
+    cs = [set(csets[i].tolist()) for i in range(len(corpus))]
+    df = {}
+    for s in qs:
+        for v in s:
+            df[v] = df.get(v, 0) + 1
+    idf = lambda v: math.log((len(qs) + 1) / df.get(v, 1)) ** cfg.verify.idf_power  # noqa: E731
+    if cfg.method == "minhash":
+        qsig, csig = minhash.signatures(qsets, cfg.minhash.num_perm, cfg.minhash.seed), \
+            minhash.signatures(csets, cfg.minhash.num_perm, cfg.minhash.seed)
+        if cfg.minhash.rule == "lsh":
+            qk, ck = band_keys(qsig, method.bands, method.rows), band_keys(csig, method.bands, method.rows)
+    if cfg.method == "simhash":
+        qfp, cfp = simhash.fingerprints(qsets), simhash.fingerprints(csets)
+    out = set()
+    for i, a in enumerate(qs):
+        for j, b in enumerate(cs):
+            if not a or not b:
+                continue
+            if cfg.method == "ngram":
+                candidate = any(df[v] <= cfg.ngram.max_df for v in a & b)
+            elif cfg.method == "simhash":
+                candidate = int(simhash.hamming(qfp[i : i + 1], cfp[j : j + 1])[0]) <= method.max_distance
+            elif cfg.minhash.rule == "lsh":
+                candidate = bool((qk[i] == ck[j]).any())
+            else:
+                candidate = int((qsig[i] == csig[j]).sum()) >= method.min_shared
+            if not candidate:
+                continue
+            if cfg.method == "simhash":
+                score = float(simhash.similarity(qfp[i : i + 1], cfp[j : j + 1])[0])
+            elif cfg.verify.score == "none":
+                score = float(np.mean(qsig[i] == csig[j]))
+            else:
+                shared = sum(idf(v) for v in a & b)
+                score = shared / min(sum(idf(v) for v in a), sum(idf(v) for v in b))
+            if score >= cfg.threshold - 1e-12:
+                out.add((queries[i]["id"], corpus[j]["id"], round(score, 9)))
+    return out
+
+
+@pytest.mark.parametrize("cfg", [
+    DedupConfig(), DedupConfig(threshold=0.3).replace(minhash__rule="collisions", minhash__min_collisions=20),
+    DedupConfig(threshold=0.5).replace(verify__score="none"), DedupConfig(method="ngram", threshold=0.3),
+    DedupConfig(method="simhash", threshold=0.8)], ids=["lsh", "collisions", "sketch-score", "ngram", "simhash"])
+def test_match_finds_exactly_what_brute_force_finds(example_path, tmp_path, cfg):
+    corpus = [json.loads(line) for line in open(example_path)]
+    queries = [{"id": f"q{i}", "text": (r["text"].upper() if i % 2 else r["text"][: len(r["text"]) * 2 // 3])}
+               for i, r in enumerate(corpus[::7])]
+    qpath = _write(tmp_path / "q.jsonl", queries)
+    result = match(qpath, example_path, None, cfg, batch_docs=41)
+    got = {(q, c, round(s, 9)) for q, c, s in result.matches()}
+    want = _brute_force(queries, corpus, cfg)
+    assert len(want) >= 40
+    assert got == want
+    assert result.summary["n_leaked_queries"] == len({q for q, _, _ in want})

@@ -22,6 +22,18 @@ PAIR_COLUMNS: tuple[str, ...] = ("left", "right", "score")
 OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.json")
 
 
+def _loaded(attr: str, doc: str) -> Any:
+    """A read-only property of a result that reads its output folder first, if it has not yet."""
+
+    def get(self: DedupResult) -> Any:
+        self._ready()
+        value = getattr(self, attr)
+        assert value is not None
+        return value
+
+    return property(get, doc=doc)
+
+
 class DedupResult:
     """What a run found: a cluster per document, the verified pairs, and a summary.
 
@@ -75,40 +87,11 @@ class DedupResult:
             loader, self._loader = self._loader, None
             loader()
 
-    @property
-    def ids(self) -> list[str]:
-        """Document ids in input order."""
-        self._ready()
-        assert self._ids is not None
-        return self._ids
-
-    @property
-    def clusters(self) -> Clusters:
-        """The cluster of each document (see :class:`~neardup.cluster.Clusters`)."""
-        self._ready()
-        assert self._clusters is not None
-        return self._clusters
-
-    @property
-    def left(self) -> np.ndarray:
-        """Left document index of each verified pair."""
-        self._ready()
-        assert self._left is not None
-        return self._left
-
-    @property
-    def right(self) -> np.ndarray:
-        """Right document index of each verified pair."""
-        self._ready()
-        assert self._right is not None
-        return self._right
-
-    @property
-    def scores(self) -> np.ndarray:
-        """Score of each verified pair."""
-        self._ready()
-        assert self._scores is not None
-        return self._scores
+    ids = _loaded("_ids", "Document ids in input order.")
+    clusters = _loaded("_clusters", "The cluster of each document (see :class:`~neardup.cluster.Clusters`).")
+    left = _loaded("_left", "Left document index of each verified pair.")
+    right = _loaded("_right", "Right document index of each verified pair.")
+    scores = _loaded("_scores", "Score of each verified pair.")
 
     @property
     def cluster_ids(self) -> list[str]:

@@ -143,3 +143,26 @@ def test_tuned_hybrid_coefficients_are_applied_from_the_command_line(example, ex
     assert got["ari"] == pytest.approx(evaluate(example, config_for(DedupConfig(method="hybrid"), out["params"]))["ari"])
     bad = runner.invoke(app, ["eval", str(example_path), "--method", "hybrid", "--hybrid-coef", "1,2,3"])
     assert bad.exit_code == 2 and "hybrid_coef must be 5 numbers" in bad.output
+
+
+def test_vector_match_finds_exactly_what_brute_force_finds(example_path, tmp_path):
+    """With k at least the number of queries, each corpus document meets every query: the matches are
+    every pair with cosine >= the threshold."""
+    from neardup.config import EmbedConfig
+    from neardup.matching import match
+    from neardup.represent.embeddings import embed_texts
+
+    corpus = [json.loads(line) for line in open(example_path)]
+    queries = [{"id": f"q{i}", "text": "LONDON (Wire) - " + r["text"]} for i, r in enumerate(corpus[::10])]
+    qpath = tmp_path / "q.jsonl"
+    qpath.write_text("".join(json.dumps(q) + "\n" for q in queries))
+    cfg = DedupConfig(method="retsim", threshold=0.8, embed=EmbedConfig(k=len(queries)))
+    result = match(qpath, example_path, None, cfg, batch_docs=64)
+    q = embed_texts([x["text"] for x in queries], "retsim", cfg.embed, 10**9).docs
+    c = embed_texts([x["text"] for x in corpus], "retsim", cfg.embed, 10**9).docs
+    sims = c @ q.T
+    want = {(queries[i]["id"], corpus[j]["id"]) for j, i in zip(*np.nonzero(sims >= 0.8 - 1e-6))}
+    assert len(want) >= len(queries)
+    assert {(a, b) for a, b, _ in result.matches()} == want
+    by_pair = {(a, b): s for a, b, s in result.matches()}
+    assert all(abs(by_pair[(queries[i]["id"], corpus[j]["id"])] - sims[j, i]) < 1e-5 for j, i in zip(*np.nonzero(sims >= 0.8)))

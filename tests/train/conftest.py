@@ -21,28 +21,6 @@ EXAMPLE = REPO / "examples" / "news.jsonl"
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A randomly initialised 2-layer BERT with the MiniLM tokenizer, as a sentence-transformers folder."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from neardup.represent.transformer import default_model_path
-
-    root = tmp_path_factory.mktemp("tiny")
-    tok = AutoTokenizer.from_pretrained(str(default_model_path()), local_files_only=True)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=128)
-    torch.manual_seed(0)
-    BertModel(cfg).save_pretrained(str(root / "hf"))
-    tok.save_pretrained(str(root / "hf"))
-    model = SentenceTransformer(str(root / "hf"), device="cpu", local_files_only=True)
-    model.max_seq_length = 64
-    model.save(str(root / "st"))
-    return str(root / "st")
-
-
-@pytest.fixture(scope="session")
 def source_texts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """40 distinct short news texts (unlabelled, for --synthetic)."""
     seen: set[str] = set()

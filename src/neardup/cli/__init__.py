@@ -11,20 +11,14 @@ from __future__ import annotations
 
 import sys
 
-import typer
 
 from neardup.cli import data, dedup, evaluate
 from neardup.cli.bench import bench_app
+from neardup.cli.common import new_app
 from neardup.cli.online import online_app, serve_command
 from neardup.cli.train import train_app
 
-app = typer.Typer(
-    name="neardup",
-    help="Find near-duplicate texts in large, noisy corpora.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = new_app("neardup", "Find near-duplicate texts in large, noisy corpora.")
 app.command("dedup")(dedup.dedup)
 app.command("eval")(evaluate.eval_cmd)
 app.command("tune")(evaluate.tune)

@@ -14,16 +14,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli.common import check_format as _check_format, guard
+from neardup.cli.common import check_format as _check_format
+from neardup.cli.common import guard, new_app
 from neardup.cli.options import FormatOpt, QuietOpt
 
-bench_app = typer.Typer(
-    name="bench",
-    help="Benchmark suite: build labelled sets from real texts, compare methods and peers, write a report.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+bench_app = new_app("bench", "Benchmark suite: build labelled sets from real texts, compare methods and peers, write a report.")
 
 
 
@@ -51,7 +46,12 @@ def make(
     _check_format(fmt)
 
     def go() -> None:
-        from neardup.eval.benchsets import DEFAULT_PRESETS, SOURCES, bench_dir, make_sets
+        from neardup.eval.benchsets import (
+            DEFAULT_PRESETS,
+            SOURCES,
+            bench_dir,
+            make_sets,
+        )
         from neardup.synth import list_presets
 
         names = _csv(sources)
@@ -103,7 +103,12 @@ def run(
 
     def go() -> None:
         from neardup.eval.benchsets import bench_dir, list_sets
-        from neardup.eval.suite import DEFAULT_METHODS, QUICK_METHODS, resolve_methods, run_suite
+        from neardup.eval.suite import (
+            DEFAULT_METHODS,
+            QUICK_METHODS,
+            resolve_methods,
+            run_suite,
+        )
 
         names = _csv(methods) or list(QUICK_METHODS if quick else DEFAULT_METHODS)
         resolve_methods(names)  # fail on a bad name before any work

@@ -12,6 +12,13 @@ from typing import Any, NoReturn
 import typer
 
 
+def new_app(name: str, help: str) -> typer.Typer:
+    """A Typer app (or sub-app) with the conventions of every ``neardup`` command group: help when run
+    without arguments, no shell-completion commands, no decorated tracebacks."""
+    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_enable=False)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``neardup: error: message`` on stderr and exit with code 2."""
     typer.echo(f"neardup: error: {message}", err=True)

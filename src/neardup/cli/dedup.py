@@ -13,8 +13,17 @@ from typing import Annotated, Any, Optional
 import typer
 
 from neardup.cli.common import guard, print_result
-from neardup.cli.options import (FormatOpt, QuietOpt, ENGINE_OPTIONS, METHOD_OPTIONS, READ_OPTIONS, dedup_config, engine_config,
-                                 read_config, with_options)
+from neardup.cli.options import (
+    ENGINE_OPTIONS,
+    METHOD_OPTIONS,
+    READ_OPTIONS,
+    FormatOpt,
+    QuietOpt,
+    dedup_config,
+    engine_config,
+    read_config,
+    with_options,
+)
 
 
 @with_options(ENGINE_OPTIONS, "engine_opts")

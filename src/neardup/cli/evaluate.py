@@ -12,7 +12,14 @@ from typing import Annotated, Any, Optional
 import typer
 
 from neardup.cli.common import guard, print_result
-from neardup.cli.options import FormatOpt, QuietOpt, METHOD_OPTIONS, READ_OPTIONS, dedup_config, with_options
+from neardup.cli.options import (
+    METHOD_OPTIONS,
+    READ_OPTIONS,
+    FormatOpt,
+    QuietOpt,
+    dedup_config,
+    with_options,
+)
 from neardup.config import ConfigError
 
 # The candidate rule and the threshold are what tuning searches: not options of `tune`.

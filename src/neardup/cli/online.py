@@ -16,12 +16,20 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli.common import check_format as _check_format, guard, print_result as _print
-from neardup.cli.options import READ_OPTIONS, FormatOpt, Option, QuietOpt, option, read_config, with_options
+from neardup.cli.common import check_format as _check_format
+from neardup.cli.common import guard, new_app
+from neardup.cli.common import print_result as _print
+from neardup.cli.options import (
+    READ_OPTIONS,
+    FormatOpt,
+    Option,
+    QuietOpt,
+    option,
+    read_config,
+    with_options,
+)
 
-
-online_app = typer.Typer(name="online", help="Online (streaming) near-duplicate detection: evaluate, tune and load stores.",
-                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+online_app = new_app("online", "Online (streaming) near-duplicate detection: evaluate, tune and load stores.")
 
 OrderOpt = Annotated[str, typer.Option("--order", help="given (file order) | time (by --time-field).")]
 TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Field with the arrival time for --order time.")]

@@ -22,6 +22,9 @@ import typer
 
 from neardup.config import ConfigError, DedupConfig, EngineConfig, ReadConfig
 
+#: The default of an option that must be given.
+REQUIRED: Any = inspect.Parameter.empty
+
 
 @dataclass(frozen=True)
 class Option:
@@ -157,5 +160,5 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
-__all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "FormatOpt", "Option", "QuietOpt", "dedup_config",
-           "engine_config", "hybrid_rule", "read_config", "with_options"]
+__all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
+           "engine_config", "hybrid_rule", "option", "read_config", "with_options"]

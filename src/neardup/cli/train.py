@@ -9,58 +9,49 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli.common import guard
+from neardup.cli.common import guard, new_app
+from neardup.cli.options import REQUIRED, Option, option, with_options
 
-train_app = typer.Typer(
-    name="train",
-    help="Train models for the corpus at hand: a fine-tuned bi-encoder, a cross-encoder re-ranker.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+train_app = new_app("train", "Train models for the corpus at hand: a fine-tuned bi-encoder, a cross-encoder re-ranker.")
+
+#: The options both trainers take (the model-specific ones are the commands' own parameters).
+TRAIN_OPTIONS: tuple[Option, ...] = (
+    option("data", Path, ("--data",), "Labelled JSONL (documents with 'cluster', or pairs a,b,label); with --synthetic any document file (JSONL(.gz), Parquet, CSV, folder of .txt).", default=REQUIRED),
+    option("out", Path, ("--out", "-o"), "Model folder to write (checkpoints go to OUT/checkpoints, the report to OUT/train_report.json).", default=REQUIRED),
+    option("synthetic", bool, ("--synthetic",), "Make training clusters from the texts with the noise generator (noisy copies + hard negatives).", default=False),
+    option("max_minutes", Optional[float], ("--max-minutes",), "Wall-clock budget of the whole command; training stops early (with a checkpoint) to fit it."),
+    option("resume", bool, ("--resume",), "Continue from the last checkpoint in OUT (same data and options).", default=False),
+    option("epochs", int, ("--epochs",), "Passes over the training pairs.", default=1),
+    option("steps", Optional[int], ("--steps",), "Planned optimiser steps (overrides --epochs)."),
+    option("max_steps", Optional[int], ("--max-steps",), "Stop after this many steps in total, keeping the planned schedule (continue later with --resume)."),
+    option("batch_size", int, ("--batch-size",), "Pairs (supcon: texts) per step.", default=16),
+    option("lr", Optional[float], ("--lr",), "AdamW peak learning rate (after warm-up); default 2e-5 (bi-encoder), 3e-5 (cross-encoder)."),
+    option("warmup", float, ("--warmup",), "Fraction of the steps spent warming the learning rate up.", default=0.1),
+    option("max_seq_length", Optional[int], ("--max-seq-length",), "Tokens per text while training (cross-encoder: per pair); default 128 (bi-encoder), 256 (cross-encoder)."),
+    option("checkpoint_every", int, ("--checkpoint-every",), "Checkpoint every N steps (and at the end).", default=50),
+    option("val_fraction", float, ("--val-fraction",), "Share of the documents (whole clusters) held out for validation.", default=0.15),
+    option("neg_per_pos", float, ("--neg-per-pos",), "Negative pairs per positive pair.", default=1.0),
+    option("hard_fraction", float, ("--hard-fraction",), "Share of negatives that are hard (generator/labelled/mined); the rest are random.", default=2 / 3),
+    option("mine", Optional[str], ("--mine",), "Hard-negative mining on the training split: minhash | encoder | both | none (default: minhash for a bi-encoder; for a cross-encoder, encoder = the --candidates bi-encoder's neighbours)."),
+    option("max_sources", Optional[int], ("--max-sources",), "With --synthetic: source texts sampled (each becomes a cluster).", default=300),
+    option("neighbours", float, ("--neighbours",), "With --synthetic: share of the sources drawn together with their real nearest neighbours in the file (MinHash candidates, IDF-weighted overlap 0.15-0.6, not duplicates by the source-dedup rule); each such pair becomes two clusters, an explicit hard negative and one split group. 0 = off.", default=0.0),
+    option("hard_kinds", Optional[str], ("--hard-kinds",), "With --synthetic: the generated hard negatives, comma-separated, taken in turn: update, same_event_rewrite, template_sibling (every name and figure replaced), entity_swap (one or two names and about half the figures). Default: update,same_event_rewrite,template_sibling."),
+    option("max_pairs", Optional[int], ("--max-pairs",), "Cap on training pairs."),
+    option("exclude", Optional[list[Path]], ("--exclude",), "Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable."),
+    option("seed", int, ("--seed",), "Seed of sampling, splits, pairs and batch order.", default=0),
+    option("no_eval", bool, ("--no-eval",), "Skip the validation evaluation before and after training.", default=False),
+    option("eval_max_tokens", int, ("--eval-max-tokens",), "Tokens per text when evaluating (the pipeline uses 512).", default=512),
+    option("threads", Optional[int], ("--threads",), "torch CPU threads (default: torch's choice)."),
+    option("docs", Optional[Path], ("--docs",), "Documents for a pair-labelled --data file (default: docs.jsonl beside it)."),
+    option("text_field", str, ("--text-field",), "Field holding the text.", default="text"),
+    option("id_field", str, ("--id-field",), "Field holding the document id.", default="id"),
+    option("fmt", str, ("--format", "-f"), "text | json", default="text"),
+    option("quiet", bool, ("--quiet", "-q"), "No progress bar or log lines; print only the result.", default=False),
 )
-
-DataOpt = Annotated[Path, typer.Option("--data", help="Labelled JSONL (documents with 'cluster', or pairs a,b,label); with --synthetic any document file (JSONL(.gz), Parquet, CSV, folder of .txt).")]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Model folder to write (checkpoints go to OUT/checkpoints, the report to OUT/train_report.json).")]
-SyntheticOpt = Annotated[bool, typer.Option("--synthetic", help="Make training clusters from the texts with the noise generator (noisy copies + hard negatives).")]
-BaseOpt = Annotated[Optional[str], typer.Option("--base", help="Starting model folder (sentence-transformers/BERT); default: the packaged all-MiniLM-L6-v2.")]
-MaxMinutesOpt = Annotated[Optional[float], typer.Option("--max-minutes", help="Wall-clock budget of the whole command; training stops early (with a checkpoint) to fit it.")]
-ResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in OUT (same data and options).")]
-EpochsOpt = Annotated[int, typer.Option("--epochs", help="Passes over the training pairs.")]
-StepsOpt = Annotated[Optional[int], typer.Option("--steps", help="Planned optimiser steps (overrides --epochs).")]
-MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many steps in total, keeping the planned schedule (continue later with --resume).")]
-BatchOpt = Annotated[int, typer.Option("--batch-size", help="Pairs (supcon: texts) per step.")]
-LrOpt = Annotated[Optional[float], typer.Option("--lr", help="AdamW peak learning rate (after warm-up); default 2e-5 (bi-encoder), 3e-5 (cross-encoder).")]
-HeadLrOpt = Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")]
-WarmupOpt = Annotated[float, typer.Option("--warmup", help="Fraction of the steps spent warming the learning rate up.")]
-SeqOpt = Annotated[Optional[int], typer.Option("--max-seq-length", help="Tokens per text while training (cross-encoder: per pair); default 128 (bi-encoder), 256 (cross-encoder).")]
-CkptOpt = Annotated[int, typer.Option("--checkpoint-every", help="Checkpoint every N steps (and at the end).")]
-ValOpt = Annotated[float, typer.Option("--val-fraction", help="Share of the documents (whole clusters) held out for validation.")]
-NegOpt = Annotated[float, typer.Option("--neg-per-pos", help="Negative pairs per positive pair.")]
-HardOpt = Annotated[float, typer.Option("--hard-fraction", help="Share of negatives that are hard (generator/labelled/mined); the rest are random.")]
-MineOpt = Annotated[Optional[str], typer.Option("--mine", help="Hard-negative mining on the training split: minhash | encoder | both | none (default: minhash for a bi-encoder; for a cross-encoder, encoder = the --candidates bi-encoder's neighbours).")]
-MaxSourcesOpt = Annotated[Optional[int], typer.Option("--max-sources", help="With --synthetic: source texts sampled (each becomes a cluster).")]
-NeighboursOpt = Annotated[float, typer.Option("--neighbours", help="With --synthetic: share of the sources drawn together with their real nearest neighbours in the file (MinHash candidates, IDF-weighted overlap 0.15-0.6, not duplicates by the source-dedup rule); each such pair becomes two clusters, an explicit hard negative and one split group. 0 = off.")]
-HardKindsOpt = Annotated[Optional[str], typer.Option("--hard-kinds", help="With --synthetic: the generated hard negatives, comma-separated, taken in turn: update, same_event_rewrite, template_sibling (every name and figure replaced), entity_swap (one or two names and about half the figures). Default: update,same_event_rewrite,template_sibling.")]
-MaxPairsOpt = Annotated[Optional[int], typer.Option("--max-pairs", help="Cap on training pairs.")]
-ExcludeOpt = Annotated[Optional[list[Path]], typer.Option("--exclude", help="Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of sampling, splits, pairs and batch order.")]
-NoEvalOpt = Annotated[bool, typer.Option("--no-eval", help="Skip the validation evaluation before and after training.")]
-EvalTokensOpt = Annotated[int, typer.Option("--eval-max-tokens", help="Tokens per text when evaluating (the pipeline uses 512).")]
-ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads (default: torch's choice).")]
-DocsOpt = Annotated[Optional[Path], typer.Option("--docs", help="Documents for a pair-labelled --data file (default: docs.jsonl beside it).")]
-TextFieldOpt = Annotated[str, typer.Option("--text-field", help="Field holding the text.")]
-IdFieldOpt = Annotated[str, typer.Option("--id-field", help="Field holding the document id.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or log lines; print only the result.")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
-
-
-def _guard(fn: Callable[[], Any]) -> Any:
-    """Shared error handling (:func:`neardup.cli.common.guard`)."""
-    return guard(fn)
 
 
 def _print(report: dict[str, Any], fmt: str) -> None:
@@ -123,90 +114,33 @@ def _train(kind: str, kw: dict[str, Any]) -> None:
         _print(report, kw["fmt"])
         _exit_if_interrupted(report)
 
-    _guard(go)
+    guard(go)
 
 
 @train_app.command("biencoder")
+@with_options(TRAIN_OPTIONS, "common")
 def biencoder(
-    data: DataOpt,
-    out: OutOpt,
-    synthetic: SyntheticOpt = False,
-    base: BaseOpt = None,
+    common: dict[str, Any],
+    base: Annotated[Optional[str], typer.Option("--base", help="Starting model folder (sentence-transformers/BERT); default: the packaged all-MiniLM-L6-v2.")] = None,
     loss: Annotated[str, typer.Option("--loss", help="online-contrastive (margin 0.2, cosine) | mnrl | supcon.")] = "online-contrastive",
-    max_minutes: MaxMinutesOpt = None,
-    resume: ResumeOpt = False,
-    epochs: EpochsOpt = 1,
-    steps: StepsOpt = None,
-    max_steps: MaxStepsOpt = None,
-    batch_size: BatchOpt = 16,
-    lr: LrOpt = None,
-    warmup: WarmupOpt = 0.1,
-    max_seq_length: SeqOpt = None,
-    checkpoint_every: CkptOpt = 50,
-    val_fraction: ValOpt = 0.15,
-    neg_per_pos: NegOpt = 1.0,
-    hard_fraction: HardOpt = 2 / 3,
-    mine: MineOpt = None,
-    max_sources: MaxSourcesOpt = 300,
-    neighbours: NeighboursOpt = 0.0,
-    hard_kinds: HardKindsOpt = None,
-    max_pairs: MaxPairsOpt = None,
-    exclude: ExcludeOpt = None,
-    seed: SeedOpt = 0,
-    no_eval: NoEvalOpt = False,
-    eval_max_tokens: EvalTokensOpt = 512,
-    threads: ThreadsOpt = None,
-    docs: DocsOpt = None,
-    text_field: TextFieldOpt = "text",
-    id_field: IdFieldOpt = "id",
-    fmt: FormatOpt = "text",
-    quiet: QuietOpt = False,
 ) -> None:
     """Fine-tune a bi-encoder (contrastive, with hard negatives); OUT loads with --method biencoder --model OUT."""
-    _train("biencoder", dict(locals()))
+    _train("biencoder", {**common, "base": base, "loss": loss})
 
 
 @train_app.command("crossencoder")
+@with_options(TRAIN_OPTIONS, "common")
 def crossencoder(
-    data: DataOpt,
-    out: OutOpt,
-    synthetic: SyntheticOpt = False,
+    common: dict[str, Any],
     base: Annotated[Optional[str], typer.Option("--base", help="Starting model folder (sentence-transformers/BERT); default: the --candidates bi-encoder, else the packaged all-MiniLM-L6-v2.")] = None,
     candidates: Annotated[Optional[str], typer.Option("--candidates", help="Bi-encoder folder whose neighbours are re-ranked in validation (default: the packaged model).")] = None,
     rerank_floor: Annotated[Optional[float], typer.Option("--rerank-floor", help="Cosine floor of the validation candidates (default: keep 98% of the true pairs).")] = None,
     align: Annotated[bool, typer.Option("--align/--no-align", help="Cut each pair so both texts start on the same passage (a dropped lead or an added headline otherwise shows the model different text on each side); recorded in OUT and applied when scoring.")] = True,
-    max_minutes: MaxMinutesOpt = None,
-    resume: ResumeOpt = False,
-    epochs: EpochsOpt = 1,
-    steps: StepsOpt = None,
-    max_steps: MaxStepsOpt = None,
-    batch_size: BatchOpt = 16,
-    lr: LrOpt = None,
-    head_lr: HeadLrOpt = None,
-    warmup: WarmupOpt = 0.1,
-    max_seq_length: SeqOpt = None,
-    checkpoint_every: CkptOpt = 50,
-    val_fraction: ValOpt = 0.15,
-    neg_per_pos: NegOpt = 1.0,
-    hard_fraction: HardOpt = 2 / 3,
-    mine: MineOpt = None,
-    max_sources: MaxSourcesOpt = 300,
-    neighbours: NeighboursOpt = 0.0,
-    hard_kinds: HardKindsOpt = None,
-    max_pairs: MaxPairsOpt = None,
-    exclude: ExcludeOpt = None,
-    seed: SeedOpt = 0,
-    no_eval: NoEvalOpt = False,
-    eval_max_tokens: EvalTokensOpt = 512,
-    threads: ThreadsOpt = None,
-    docs: DocsOpt = None,
-    text_field: TextFieldOpt = "text",
-    id_field: IdFieldOpt = "id",
-    fmt: FormatOpt = "text",
-    quiet: QuietOpt = False,
+    head_lr: Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")] = None,
 ) -> None:
     """Train a cross-encoder pair classifier; OUT re-ranks with --method rerank --model BI --cross-model OUT."""
-    _train("crossencoder", dict(locals()))
+    _train("crossencoder", {**common, "base": base, "candidates": candidates, "rerank_floor": rerank_floor,
+                            "align": align, "head_lr": head_lr})
 
 
 __all__ = ["train_app"]

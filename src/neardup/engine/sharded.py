@@ -39,12 +39,12 @@ from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.cluster import Clusters, cluster_pairs
-from neardup.config import ConfigError, DedupConfig, EngineConfig, ReadConfig, config_to_dict
+from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
 from neardup.engine.processes import InlineExecutor, pool_resident_bytes, worker_pool
 from neardup.engine.summary import build_summary
 from neardup.engine.tasks import weights_partition
-from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap)
+from neardup.engine.workdir import WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation

@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 
 import xxhash
 
-from neardup.config import DEFAULT_MAX_CHARS, ReadConfig
+from neardup.config import ReadConfig
 
 
 class InputError(ValueError):

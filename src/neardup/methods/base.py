@@ -74,22 +74,6 @@ class Representation:
         """Weights computed elsewhere (the chunked engines compute them by hash partition)."""
         self._weights[idf_power] = (weights, totals)
 
-    @classmethod
-    def concat(cls, parts: Sequence[Representation]) -> Representation:
-        """The representation of consecutive batches as one."""
-        if not parts:
-            return cls(ShingleSets.concat([]), np.empty(0, dtype=np.int64))
-        sketches = [p.sketch for p in parts]
-        vectors = [p.vectors for p in parts]
-        texts = [p.texts for p in parts]
-        return cls(
-            sets=ShingleSets.concat([p.sets for p in parts]),
-            lengths=np.concatenate([p.lengths for p in parts]),
-            sketch=np.concatenate(sketches) if all(s is not None for s in sketches) else None,  # type: ignore[arg-type]
-            vectors=Embeddings.concat(vectors) if all(v is not None for v in vectors) else None,  # type: ignore[arg-type]
-            texts=[t for part in texts for t in part] if all(t is not None for t in texts) else None,  # type: ignore[union-attr]
-        )
-
 
 class Candidates(NamedTuple):
     """Candidate pairs (``left < right``, document indices) and what the candidate step reports."""

@@ -30,26 +30,6 @@ class Embeddings:
     def __len__(self) -> int:
         return int(self.docs.shape[0])
 
-    @classmethod
-    def concat(cls, parts: Sequence[Embeddings]) -> Embeddings:
-        """The embeddings of consecutive batches as one.
-
-        >>> a = Embeddings(np.ones((1, 2), np.float32)); b = Embeddings(np.zeros((2, 2), np.float32))
-        >>> len(Embeddings.concat([a, b]))
-        3
-        """
-        docs = np.concatenate([p.docs for p in parts]) if parts else np.zeros((0, 0), np.float32)
-        if not parts or any(p.chunks is None or p.offsets is None for p in parts):
-            return cls(docs=docs)
-        offsets = [np.zeros(1, dtype=np.int64)]
-        base = 0
-        for p in parts:
-            assert p.offsets is not None and p.chunks is not None
-            offsets.append(np.asarray(p.offsets[1:], dtype=np.int64) + base)
-            base += int(p.offsets[-1])
-        return cls(docs=docs, chunks=np.concatenate([p.chunks for p in parts]),  # type: ignore[misc]
-                   offsets=np.concatenate(offsets))
-
 
 @lru_cache(maxsize=4)
 def _retsim(model: str | None, batch_size: int | None):  # type: ignore[no-untyped-def]

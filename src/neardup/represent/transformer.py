@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,30 @@ def quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def load_local_model(kind: str, path: str | os.PathLike[str] | None, *, what: str = "model",
+                     marker: tuple[str, ...] = (), threads: int | None = None, device: str = "cpu",
+                     **kwargs: Any) -> Any:
+    """A sentence-transformers ``kind`` (``"SentenceTransformer"`` or ``"CrossEncoder"``) from a local folder
+    (default: the packaged all-MiniLM-L6-v2), offline and quietly: the one place a model is loaded.
+
+    ``what`` names the model in errors; ``marker``: files of which one must be in the folder (else a
+    ValueError naming them); ``threads``: torch's CPU threads; ``kwargs`` go to the class.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: it reads them then
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    folder = Path(path) if path is not None else default_model_path()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{what} directory not found: {folder}")
+    if marker and not any((folder / name).exists() for name in marker):
+        raise ValueError(f"{folder} is not a {what} directory (no {' or '.join(marker)})")
+    torch = require_extra("torch", "transformers")
+    st = require_extra("sentence_transformers", "transformers")
+    if threads:
+        torch.set_num_threads(threads)
+    with quiet_loading():
+        return getattr(st, kind)(str(folder), device=device, local_files_only=True, **kwargs)
+
+
 class TransformerEncoder:
     """A sentence-transformers bi-encoder loaded from a local directory.
 
@@ -70,19 +95,9 @@ class TransformerEncoder:
 
     def __init__(self, model: str | os.PathLike[str] | None = None, max_tokens: int = 512,
                  device: str = "cpu", threads: int | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: it reads them then
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = Path(model) if model is not None else default_model_path()
-        if not path.is_dir():
-            raise FileNotFoundError(f"model directory not found: {path}")
-        if not ((path / "modules.json").exists() or (path / "config.json").exists()):
-            raise ValueError(f"{path} is not a sentence-transformers model directory (no modules.json or config.json)")
-        torch = require_extra("torch", "transformers")
-        st = require_extra("sentence_transformers", "transformers")
-        if threads:
-            torch.set_num_threads(threads)
-        with quiet_loading():
-            self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+        self.model = load_local_model("SentenceTransformer", path, what="sentence-transformers model",
+                                      marker=("modules.json", "config.json"), threads=threads, device=device)
         self.model.max_seq_length = min(max_tokens, 512)
         self.path = path
         self.name = f"transformer:{path.name}"

@@ -18,14 +18,14 @@ Losses (``loss``):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
-                                  read_report, run_job, seed_torch, summary_line, supcon_batches, triplets, write_report)
+from neardup.train.common import (Timer, TrainConfig, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
+                                  read_report, run_job, seed_torch, summary_line, supcon_batches, triplets,
+                                  write_report)
 from neardup.train.dataset import TrainingSet
 from neardup.train.loop import LoopConfig, run_loop
 from neardup.train.pairs import build_pairs
@@ -38,17 +38,9 @@ DEFAULT_MINE = "minhash"
 
 def load_sentence_transformer(path: str | None) -> Any:
     """A ``SentenceTransformer`` from a local folder (default: the packaged all-MiniLM-L6-v2), on CPU."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from neardup.represent.encoder import require_extra
-    from neardup.represent.transformer import default_model_path, quiet_loading
+    from neardup.represent.transformer import load_local_model
 
-    st = require_extra("sentence_transformers", "transformers")
-    p = path or str(default_model_path())
-    if not os.path.isdir(p):
-        raise FileNotFoundError(f"base model folder not found: {p}")
-    with quiet_loading():
-        return st.SentenceTransformer(p, device="cpu", local_files_only=True)
+    return load_local_model("SentenceTransformer", path, what="base model")
 
 
 def _st_losses() -> Any:

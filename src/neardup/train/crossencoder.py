@@ -19,7 +19,6 @@ by the trained cross-encoder and tunes the threshold on its probability.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from neardup.synth import derive_seed
-from neardup.train.common import (TrainConfig, Timer, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
+from neardup.train.common import (Timer, TrainConfig, atomic_save, brief, mined_pairs, pair_batches, prepare_data,
                                   read_report, run_job, seed_torch, summary_line, write_report)
 from neardup.train.dataset import TrainingSet
 from neardup.train.loop import LoopConfig, run_loop
@@ -53,17 +52,9 @@ DEFAULT_MINE = "encoder"
 def load_cross_encoder(path: str | None, max_length: int) -> Any:
     """A ``CrossEncoder`` with one output from a local folder (a cross-encoder, or a bi-encoder/BERT whose
     encoder weights start a new classifier), on CPU."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from neardup.represent.encoder import require_extra
-    from neardup.represent.transformer import default_model_path, quiet_loading
+    from neardup.represent.transformer import load_local_model
 
-    st = require_extra("sentence_transformers", "transformers")
-    p = path or str(default_model_path())
-    if not os.path.isdir(p):
-        raise FileNotFoundError(f"base model folder not found: {p}")
-    with quiet_loading():
-        ce = st.CrossEncoder(p, num_labels=1, max_length=max_length, device="cpu", local_files_only=True)
+    ce = load_local_model("CrossEncoder", path, what="base model", num_labels=1, max_length=max_length)
     ce.max_seq_length = max_length
     return ce
 

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from neardup.eval.evaluate import LabelledData
-from neardup.synth import derive_seed
 from neardup.io.read import Corpus
+from neardup.synth import derive_seed
 
 __all__ = ["TrainingSet", "from_labelled", "from_records", "split_by_cluster"]
 

@@ -46,9 +46,8 @@ def encode_texts(model: Any, texts: Sequence[str], max_tokens: int = 512, batch_
 
 def prepared_with(data: LabelledData, embeddings: np.ndarray, k: int = 100, model: str | None = None) -> Prepared:
     """A pipeline :class:`Prepared` for the ``biencoder`` method holding ``embeddings`` (no encoder is loaded)."""
-    from neardup.represent.embeddings import Embeddings
-
     from neardup.methods.base import Representation
+    from neardup.represent.embeddings import Embeddings
 
     cfg = DedupConfig(method="biencoder", embed=EmbedConfig(model=model, k=k))
     base = prepare(data.corpus, DedupConfig(method="ngram"))

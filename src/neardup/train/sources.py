@@ -26,8 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from neardup.synth import derive_seed
 from neardup.io.read import Corpus
+from neardup.synth import derive_seed
 from neardup.train.dataset import TrainingSet, from_labelled, from_records
 from neardup.train.neighbours import NEIGHBOUR_BAND, NEIGHBOUR_MAX, NeighbourGraph, real_neighbours
 

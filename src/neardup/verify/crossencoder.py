@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from neardup.represent.encoder import require_extra
-from neardup.represent.transformer import quiet_loading
 
 #: Characters of each text handed to the tokenizer (the model reads max_length tokens of the pair anyway).
 MAX_CHARS = 20_000
@@ -125,19 +123,11 @@ class CrossEncoderScorer:
 
     def __init__(self, path: str | os.PathLike[str], max_length: int | None = None, device: str = "cpu",
                  threads: int | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from neardup.represent.transformer import load_local_model
+
         p = Path(path)
-        if not p.is_dir():
-            raise FileNotFoundError(f"cross-encoder model directory not found: {p}")
-        if not (p / "config.json").exists():
-            raise ValueError(f"{p} is not a cross-encoder model directory (no config.json)")
-        torch = require_extra("torch", "transformers")
-        st = require_extra("sentence_transformers", "transformers")
-        if threads:
-            torch.set_num_threads(threads)
-        with quiet_loading():
-            self.model = st.CrossEncoder(str(p), device=device, local_files_only=True)
+        self.model = load_local_model("CrossEncoder", p, what="cross-encoder model", marker=("config.json",),
+                                      threads=threads, device=device)
         if self.model.num_labels != 1:
             raise ValueError(f"{p}: expected a cross-encoder with one output (num_labels=1), "
                              f"got {self.model.num_labels}")
