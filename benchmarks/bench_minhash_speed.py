@@ -7,7 +7,7 @@ Usage::
 
 Corpus: the first ``--n`` non-empty documents of each of Reuters-21578, BBC News and 20 Newsgroups
 (``$NEARDUP_SHARED_DATA`` or ``../shared/data``), pooled, shuffled with ``--seed`` and cut to ``--n``.
-128 permutations, word ``--ngram``-grams (default: neardup's ``ShingleConfig().n``).
+128 permutations, word ``--ngram``-grams (default: neardup's, ``DedupConfig().shingle.n``).
 
 Every path runs in its own fresh child process (so peak RSS is per path and nothing is shared between
 paths; the kernel's peak-RSS mark is reset after set-up via /proc/self/clear_refs, so "peak RSS" is the
@@ -426,11 +426,11 @@ def profile(cache: Path, ngram: int) -> None:
 
 
 def main() -> None:
-    from neardup.config import ShingleConfig
+    from neardup.config import DedupConfig
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=20_000, help="documents (default 20000)")
-    ap.add_argument("--ngram", type=int, default=ShingleConfig().n, help="word n-gram size (neardup default)")
+    ap.add_argument("--ngram", type=int, default=DedupConfig().shingle.n, help="word n-gram size (neardup default)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per path; best is reported")
     ap.add_argument("--seed", type=int, default=0, help="shuffle seed")
     ap.add_argument("--phases", default="abcd", help="subset of 'abcd'")

@@ -55,13 +55,13 @@ from pathlib import Path
 from typing import Any
 
 from neardup.candidates.lsh import optimal_bands_rows
-from neardup.config import DedupConfig, ShingleConfig
+from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, load_labelled
 from neardup.eval.metrics import adjusted_rand_index, pairwise_scores
 from neardup.eval.tune import DEFAULT_GRIDS, tune
 from neardup.io.read import Corpus
 
-NGRAM = ShingleConfig().n
+NGRAM = DedupConfig().shingle.n
 NUM_PERM = 128
 LEVELS = ("clean-copies", "ocr-light", "ocr-heavy", "abridged")
 _W = re.compile(r"\w+")

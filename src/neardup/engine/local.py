@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from neardup.candidates.buckets import unique_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, tables_per_pass
 from neardup.engine.sharded import ShardedRun
-from neardup.engine.tasks import key_rows, map_shard, verify_partition
+from neardup.engine.tasks import map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
 from neardup.io.read import InputError
@@ -72,7 +71,8 @@ class LocalRun(ShardedRun):
 
     def candidates(self) -> int:
         """Stage 4a: the method's key tables a group at a time (hash partitions of a large table's keys),
-        each table's buckets turned into pairs, spilled to disk by pair partition; returns the partition count."""
+        each table's buckets turned into pairs and spilled to disk by pair partition (repeats are removed,
+        or counted, when a partition is verified); returns the partition count."""
         method = self.method
         assert isinstance(method, KeyedMethod)
         rep = self.representation()
@@ -90,23 +90,18 @@ class LocalRun(ShardedRun):
         rows_per_table = int(method.key_counts(rep, docs).sum()) // max(1, tables)
         key_parts = key_partitions(rows_per_table, limit)
         group = tables_per_pass(rows_per_table, limit) if key_parts == 1 else 1
-        bar = self.bar(tables * key_parts, "candidates", "table")
+        bar = self.bar(tables, "candidates", "table")
         for first in range(0, tables, group):
             span = range(first, min(tables, first + group))
             for p in range(key_parts):
-                tag = f"t{first:05d}p{p:04d}"
-                if not self.wd.done(f"keys-{tag}") and docs.size >= 2:
-                    lefts, rights = [], []
-                    for keys, key_docs in key_rows(method, rep, docs, span, p, key_parts).values():
+                if not self.wd.done(f"keys-t{first:05d}p{p:04d}") and docs.size >= 2:
+                    for t, keys, key_docs in table_keys(method, rep, docs, span, p, key_parts):
                         left, right = method.bucket_pairs(keys, key_docs)
-                        lefts.append(left)
-                        rights.append(right)
-                    left, right = np.concatenate(lefts), np.concatenate(rights)
-                    if method.min_shared <= 1:  # repeats only matter where tables are counted
-                        left, right = unique_pairs(left, right)
-                    self.spill(left, right, tag, n, parts)
-                    self.wd.mark(f"keys-{tag}")
-                bar.update(len(span))
+                        self.spill(left, right, f"t{t:05d}p{p:04d}", n, parts)
+                        bar.update(1 / key_parts)
+                    self.wd.mark(f"keys-t{first:05d}p{p:04d}")
+                else:
+                    bar.update(len(span) / key_parts)
         bar.close()
         save_array(self.wd.root / "parts.npy", np.array([parts]))
         self.wd.mark("candidates")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from neardup.engine.workdir import WorkDir, load_array, release, save_npz, save_
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import idf
 
-#: Key rows computed at once while scanning documents for one table group and partition.
+#: Key rows computed at once while scanning documents for one table group and partition, and documents
+#: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
 ROWS_PER_BLOCK = 1 << 22
+DOCS_PER_BLOCK = 1 << 16
 
 
 def map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], config: DedupConfig, root: str,
@@ -83,30 +86,47 @@ def weights_partition(root: str, part: int, parts: int, idf_power: float, span: 
     trim_heap()
 
 
-def key_rows(method: KeyedMethod, rep: Representation, docs: np.ndarray, tables: range, part: int = 0,
-             parts: int = 1) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """The key rows ``(keys, docs)`` of each table in ``tables`` whose keys fall in hash partition
-    ``part``, computed over ``docs`` a block at a time (memory-mapped pages dropped after each)."""
+def table_keys(method: KeyedMethod, rep: Representation, docs: np.ndarray, tables: range, part: int = 0,
+               parts: int = 1) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """``(table, keys, docs)`` of each table in ``tables``, only the keys in hash partition ``part``;
+    computed over ``docs`` a block at a time, memory-mapped pages dropped after each block. A
+    fixed-width method's keys are one matrix whose documents every table shares."""
+    if method.fixed_width:
+        per_block = max(1, min(DOCS_PER_BLOCK, ROWS_PER_BLOCK // max(1, len(tables))))
+        matrix = np.empty((docs.size, len(tables)), dtype=np.uint64)
+        for lo in range(0, docs.size, per_block):
+            matrix[lo : lo + per_block] = method.table_keys(rep, docs[lo : lo + per_block], tables)
+            _release(rep)
+        for j, t in enumerate(tables):
+            keys = matrix[:, j]
+            if parts > 1:
+                sel = partition_of(keys, parts) == part
+                yield t, keys[sel], docs[sel]
+            else:
+                yield t, keys, docs
+        return
     cum = np.cumsum(method.key_counts(rep, docs) * len(tables) // max(1, method.n_tables()))
-    out: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {t: ([], []) for t in tables}
+    rows: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {t: ([], []) for t in tables}
     lo = 0
     while lo < docs.size:
         hi = max(lo + 1, int(np.searchsorted(cum, (cum[lo - 1] if lo else 0) + ROWS_PER_BLOCK, side="right")))
-        keys, key_docs, table = method.keys(rep, docs[lo:hi], tables)
-        if parts > 1:
-            sel = partition_of(keys, parts) == part
-            keys, key_docs, table = keys[sel], key_docs[sel], table[sel]
-        bounds = np.flatnonzero(np.diff(table)) + 1
-        for k, d, t in zip(np.split(keys, bounds), np.split(key_docs, bounds), np.split(table, bounds)):
-            if k.size:
-                out[int(t[0])][0].append(k)
-                out[int(t[0])][1].append(d)
-        for arr in (rep.sketch, rep.sets.values):
-            if arr is not None:
-                release(arr)
+        for t, keys, key_docs in method.table_rows(rep, docs[lo:hi], tables):
+            if parts > 1:
+                sel = partition_of(keys, parts) == part
+                keys, key_docs = keys[sel], key_docs[sel]
+            rows[t][0].append(keys)
+            rows[t][1].append(key_docs)
+        _release(rep)
         lo = hi
-    return {t: (np.concatenate(k) if k else np.empty(0, np.uint64), np.concatenate(d) if d else np.empty(0, np.int64))
-            for t, (k, d) in out.items()}
+    for t, (keys_list, docs_list) in rows.items():
+        if keys_list:
+            yield t, np.concatenate(keys_list), np.concatenate(docs_list)
+
+
+def _release(rep: Representation) -> None:
+    for arr in (rep.sketch, rep.sets.values):
+        if arr is not None:
+            release(arr)
 
 
 def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -184,5 +204,5 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["distinct_codes", "key_rows", "map_shard", "partition_of", "score_codes", "value_partition",
-           "verify_partition", "weights_partition"]
+__all__ = ["distinct_codes", "map_shard", "partition_of", "score_codes", "value_partition",
+           "table_keys", "verify_partition", "weights_partition"]

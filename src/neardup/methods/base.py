@@ -17,7 +17,7 @@ A method is a choice of stage implementations and the settings it resolves once 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -203,6 +203,8 @@ class KeyedMethod(Method):
     scores_from: str = "sets"
     #: A key held by more documents than this is no evidence (cross-collection look-ups skip it).
     max_key_docs: int | None = None
+    #: One key per document and table (:meth:`table_keys`); else variable rows (:meth:`keys`).
+    fixed_width: bool = True
     matchable = True
 
     def n_tables(self) -> int:
@@ -213,10 +215,32 @@ class KeyedMethod(Method):
         """How many key rows each of ``docs`` gives over all tables (for planning work)."""
         return np.full(docs.size, self.n_tables(), dtype=np.int64)
 
+    def table_keys(self, rep: Representation, docs: np.ndarray, tables: range) -> np.ndarray:
+        """The ``(len(docs), len(tables))`` keys of a method with one key per document and table
+        (``fixed_width``); ``docs`` are ascending indices of non-empty documents."""
+        raise NotImplementedError
+
     def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``(key, doc, table)`` of ``docs`` (ascending indices of non-empty documents) in ``tables``,
         grouped by table (ascending), each table's rows in the order of ``docs``."""
-        raise NotImplementedError
+        table = self.table_keys(rep, docs, tables)
+        return (table.T.ravel(), np.tile(docs, len(tables)),
+                np.repeat(np.arange(tables.start, tables.stop, dtype=np.int64), docs.size))
+
+    def table_rows(self, rep: Representation, docs: np.ndarray, tables: range
+                   ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """``(table, keys, docs)`` of each table in turn (a fixed-width method's keys are one matrix, its
+        documents shared by every table: no per-row copies)."""
+        if self.fixed_width:
+            matrix = self.table_keys(rep, docs, tables)
+            for j, t in enumerate(tables):
+                yield t, matrix[:, j], docs
+            return
+        keys, key_docs, table = self.keys(rep, docs, tables)
+        bounds = np.flatnonzero(np.diff(table)) + 1
+        for k, d, t in zip(np.split(keys, bounds), np.split(key_docs, bounds), np.split(table, bounds)):
+            if k.size:
+                yield int(t[0]), k, d
 
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The pairs of one table's rows (whole buckets): documents with equal keys, by the method's rule."""
@@ -234,10 +258,8 @@ class KeyedMethod(Method):
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
         lefts, rights = [], []
         if docs.size >= 2:
-            keys, key_docs, tables = self.keys(rep, docs, range(self.n_tables()))
-            bounds = np.flatnonzero(np.diff(tables)) + 1
-            for k, d in zip(np.split(keys, bounds), np.split(key_docs, bounds)):
-                left, right = self.bucket_pairs(k, d)
+            for _, keys, key_docs in self.table_rows(rep, docs, range(self.n_tables())):
+                left, right = self.bucket_pairs(keys, key_docs)
                 lefts.append(left)
                 rights.append(right)
         left, right = combine_tables(lefts, rights, self.min_shared)

@@ -68,16 +68,13 @@ class MinHash(KeyedMethod):
     def n_tables(self) -> int:
         return self.bands if self.rule == "lsh" else self.num_perm
 
-    def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def table_keys(self, rep: Representation, docs: np.ndarray, tables: range) -> np.ndarray:
         assert rep.sketch is not None
         t0, t1 = tables.start, tables.stop
         if self.rule == "lsh":
-            table = band_keys(np.asarray(rep.sketch[docs, t0 * self.rows : t1 * self.rows]), t1 - t0, self.rows,
-                              first_band=t0)
-        else:
-            table = np.asarray(rep.sketch[docs, t0:t1]).astype(np.uint64)
-        return (table.T.ravel(), np.tile(docs, t1 - t0),
-                np.repeat(np.arange(t0, t1, dtype=np.int64), docs.size))
+            return band_keys(np.asarray(rep.sketch[docs, t0 * self.rows : t1 * self.rows]), t1 - t0, self.rows,
+                             first_band=t0)
+        return np.asarray(rep.sketch[docs, t0:t1]).astype(np.uint64)
 
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.rule == "lsh":

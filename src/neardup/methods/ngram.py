@@ -26,6 +26,7 @@ class Ngram(KeyedMethod):
 
     name = "ngram"
     default_threshold = 0.45
+    fixed_width = False
 
     def __init__(self, config: DedupConfig) -> None:
         super().__init__(config)

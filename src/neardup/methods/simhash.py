@@ -56,11 +56,9 @@ class SimHash(KeyedMethod):
     def n_tables(self) -> int:
         return int(self.masks.size)
 
-    def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def table_keys(self, rep: Representation, docs: np.ndarray, tables: range) -> np.ndarray:
         assert rep.sketch is not None
-        table = table_keys(np.asarray(rep.sketch[docs]), self.masks[tables.start : tables.stop])
-        return (table.T.ravel(), np.tile(docs, len(tables)),
-                np.repeat(np.arange(tables.start, tables.stop, dtype=np.int64), docs.size))
+        return table_keys(np.asarray(rep.sketch[docs]), self.masks[tables.start : tables.stop])
 
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pairs_from_keys(keys, docs)
