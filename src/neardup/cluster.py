@@ -4,7 +4,10 @@ Owns graph -> groups; must not score pairs or read/write files.
 
 * ``components``: connected components (every chain of duplicates is one cluster);
 * ``louvain`` / ``leiden``: modularity communities on the score-weighted graph, run per connected
-  component, which breaks weak links that chain unrelated groups together (templates, updates).
+  component, which breaks weak links that chain unrelated groups together (templates, updates);
+* ``agglomerative``: average linkage over the verified pairs: two groups merge while the mean score
+  over all their cross pairs (a pair that was not verified counts 0) reaches the threshold, so a chain
+  A~B~C whose ends do not match stays split.
 
 Cluster ids are the index of the cluster's representative document: the longest text, ties going to
 the first seen. So ids and representatives are deterministic and independent of the algorithm's order.
@@ -93,11 +96,60 @@ def _communities(n: int, left: np.ndarray, right: np.ndarray, weights: np.ndarra
     return np.asarray(membership, dtype=np.int64)
 
 
+def average_linkage(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, threshold: float) -> np.ndarray:
+    """Group labels (smallest member) of ``n`` nodes by average-linkage agglomeration over weighted edges:
+    repeatedly merge the two groups whose mean cross score (a missing edge counts 0) is highest, while it
+    is >= ``threshold``. Ties go to the smaller group ids, so the result is deterministic.
+
+    >>> average_linkage(4, np.array([0, 1, 0]), np.array([1, 2, 3]), np.array([0.9, 0.8, 0.1]), 0.6).tolist()
+    [0, 0, 2, 3]
+    """
+    import heapq
+
+    group = np.arange(n, dtype=np.int64)
+    links: dict[int, dict[int, float]] = {}  # group -> neighbour group -> summed cross score
+    for a, b, s in zip(left.tolist(), right.tolist(), np.asarray(scores, dtype=np.float64).tolist()):
+        if a != b:
+            links.setdefault(a, {})[b] = links.get(a, {}).get(b, 0.0) + s
+            links.setdefault(b, {})[a] = links[a][b]
+    size = {g: 1 for g in links}
+    members = {g: [g] for g in links}
+    version = {g: 0 for g in links}
+
+    def entry(x: int, y: int) -> tuple[float, int, int, int, int]:
+        lo, hi = min(x, y), max(x, y)
+        return (-links[lo][hi] / (size[lo] * size[hi]), lo, hi, version[lo], version[hi])
+
+    heap = [entry(x, y) for x, nb in links.items() for y in nb if x < y]
+    heapq.heapify(heap)
+    while heap:
+        neg, x, y, vx, vy = heapq.heappop(heap)
+        if version.get(x) != vx or version.get(y) != vy:
+            continue  # stale: one of the groups changed since
+        if -neg < threshold - 1e-12:
+            break  # the best remaining link is too weak
+        for z, total in links.pop(y).items():  # merge y into x
+            links[z].pop(y)
+            if z != x:
+                links[x][z] = links[x].get(z, 0.0) + total
+                links[z][x] = links[x][z]
+        size[x] += size.pop(y)
+        members[x] += members.pop(y)
+        version.pop(y)
+        version[x] += 1
+        for z in links[x]:
+            heapq.heappush(heap, entry(x, z))
+    for g, nodes in members.items():
+        group[nodes] = g
+    return group
+
+
 def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, lengths: np.ndarray,
-                  config: ClusterConfig | None = None) -> Clusters:
+                  config: ClusterConfig | None = None, threshold: float | None = None) -> Clusters:
     """Cluster ``n`` documents from verified pairs ``(left, right, scores)``.
 
-    ``lengths`` (text length per document) decides representatives: longest, then first seen.
+    ``lengths`` (text length per document) decides representatives: longest, then first seen;
+    ``threshold`` (the method's) is the mean score average linkage needs (default: the lowest score).
 
     >>> c = cluster_pairs(4, np.array([0]), np.array([2]), np.array([0.9]), np.array([10, 5, 30, 1]))
     >>> c.labels.tolist(), c.sizes.tolist()
@@ -106,6 +158,10 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     cfg = config or ClusterConfig()
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
+    if cfg.algorithm == "agglomerative":
+        floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
+        return _finalise(average_linkage(n, left, right, np.asarray(scores, dtype=np.float64), floor),
+                         np.asarray(lengths), cfg)
     groups = connected_components(n, left, right)
     if cfg.algorithm not in (None, "components") and left.size:
         # Community detection only where there is something to split: the non-trivial components.

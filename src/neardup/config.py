@@ -23,7 +23,7 @@ METHODS: tuple[str, ...] = get_args(MethodName)
 EngineName = Literal["memory", "local", "ray"]
 ENGINES: tuple[str, ...] = get_args(EngineName)
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
-CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden")
+CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden", "agglomerative")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
@@ -157,6 +157,8 @@ class ShingleConfig:
 
     ``char=None`` and ``n=None`` mean "the method's default" (word shingles for the MinHash methods,
     character shingles for SimHash; :data:`DEFAULT_N` for the unit); :meth:`resolved` fills them in.
+    ``sample`` > 1 keeps one shingle in ``sample``: those whose hash falls in the lowest ``1/sample`` of
+    its range, the same shingles in every document, so overlap and Jaccard are estimated from fewer.
 
     >>> ShingleConfig(char=True).resolved().n, ShingleConfig().resolved().n
     (5, 4)
@@ -164,6 +166,7 @@ class ShingleConfig:
 
     n: int | None = None
     char: bool | None = None
+    sample: int = 1
 
     #: Shingle size per unit when none is given: 4 words, 5 characters.
     DEFAULT_N: ClassVar[dict[bool, int]] = {False: 4, True: 5}
@@ -172,12 +175,13 @@ class ShingleConfig:
         _check(self.n is None or (_is_int(self.n) and 1 <= self.n <= 64),
                f"ngram must be an integer in 1..64, got {self.n!r}")
         _check(self.char is None or isinstance(self.char, bool), f"char must be true or false, got {self.char!r}")
+        _check(_is_int(self.sample) and 1 <= self.sample <= 64, f"sample must be an integer in 1..64, got {self.sample!r}")
 
     def resolved(self, char: bool = False, n: int | None = None) -> ShingleConfig:
         """The same shingling with the unset fields filled: ``char`` and ``n`` are the defaults to use."""
         unit = self.char if self.char is not None else char
         size = self.n if self.n is not None else (n if n is not None else self.DEFAULT_N[unit])
-        return ShingleConfig(n=size, char=unit)
+        return ShingleConfig(n=size, char=unit, sample=self.sample)
 
 
 @dataclass(frozen=True)
@@ -418,7 +422,7 @@ def config_to_dict(config: Any) -> dict[str, Any]:
     """Serialise a config dataclass to plain JSON-able data (a :class:`DedupConfig` with its defaults filled in).
 
     >>> config_to_dict(ShingleConfig(n=5))
-    {'n': 5, 'char': None}
+    {'n': 5, 'char': None, 'sample': 1}
     """
     out = dataclasses.asdict(config)
     out.pop("defaulted", None)

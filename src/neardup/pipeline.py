@@ -141,7 +141,7 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None) -> DedupResu
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     left, right, scores, info = find_pairs(prep, cfg)
     t1 = time.perf_counter()
-    clusters = cluster_pairs(len(prep.corpus), left, right, scores, prep.lengths, cfg.cluster)
+    clusters = cluster_pairs(len(prep.corpus), left, right, scores, prep.lengths, cfg.cluster, cfg.threshold)
     timings = dict(prep.timings)
     timings.update(candidates=info["seconds_candidates"], verify=info["seconds_verify"],
                    cluster=time.perf_counter() - t1)

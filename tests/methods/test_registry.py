@@ -58,7 +58,7 @@ def test_char_ngrams_on_the_command_line_equal_char_shingles_in_python(example_p
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     api = neardup.dedup(example_path, shingle__char=True)
-    assert summary["params"]["shingle"] == api.summary["params"]["shingle"] == {"n": 5, "char": True}
+    assert summary["params"]["shingle"] == api.summary["params"]["shingle"] == {"n": 5, "char": True, "sample": 1}
     assert summary["params"]["bands"] == api.summary["params"]["bands"]
     cli_pairs = [(p["left"], p["right"]) for p in pq.read_table(tmp_path / "o" / "pairs.parquet").to_pylist()]
     assert cli_pairs == [(a, b) for a, b, _ in api.pairs_by_id()]

@@ -53,7 +53,7 @@ METHOD_OPTIONS: tuple[Option, ...] = (
     option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2).", "minhash__lsh_threshold"),
     option("min_collisions", Optional[int], ("--min-collisions",), "With --rule collisions: signature values that must agree.", "minhash__min_collisions"),
     option("verify", Optional[str], ("--verify",), "Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none (default: the method's).", "verify__score"),
-    option("cluster", Optional[str], ("--cluster",), "components | louvain | leiden (default: leiden for hybrid, components otherwise).", "cluster__algorithm"),
+    option("cluster", Optional[str], ("--cluster",), "components | louvain | leiden | agglomerative (default: leiden for hybrid, components otherwise).", "cluster__algorithm"),
     option("max_cluster_size", Optional[int], ("--max-cluster-size",), "Flag clusters larger than this as oversized (default 1000; 0: never)."),
     option("model", Optional[str], ("--model",), "Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.", "embed__model"),
     option("cross_model", Optional[str], ("--cross-model",), "Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.", "embed__cross_model"),

@@ -239,7 +239,7 @@ class ShardedRun:
         """Stage 5: clusters of the verified pairs (representatives: longest text, then first seen)."""
         t0 = time.perf_counter()
         lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
-        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster)
+        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster, self.method.threshold)
         self.timed("cluster", t0)
         return clusters
 

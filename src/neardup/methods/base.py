@@ -129,7 +129,8 @@ class Method:
         """Normalize and shingle texts (their first ``max_chars`` characters) as the config says."""
         cfg = self.config
         if not cfg.shingle.char and only_words_and_spaces(cfg.normalize):
-            return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n))  # type: ignore[arg-type]
+            return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n),  # type: ignore[arg-type]
+                                 cfg.shingle.sample)
         normalized = [normalize(t[:max_chars], cfg.normalize) for t in texts]
         return shingle_many(normalized, cfg.shingle, batch_size=max(len(normalized), 1))
 

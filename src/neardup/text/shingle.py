@@ -2,9 +2,9 @@
 
 Owns tokens, word/character n-grams and their hashing; must not normalize text or compare documents.
 
-Each token is hashed once with xxhash (XXH3, 64 bits, cached per token); a word n-gram's hash
-combines its tokens' hashes position by position with a fixed 64-bit mixing (vectorised in NumPy),
-so no n-gram string is ever built. Character n-grams are hashed directly with XXH3.
+Each token is hashed once with xxhash (XXH3, 64 bits, cached per token), each character by mixing its
+code point; an n-gram's hash combines its units' hashes position by position with a fixed 64-bit
+mixing (vectorised in NumPy over a whole batch), so no n-gram string is ever built.
 """
 
 from __future__ import annotations
@@ -105,19 +105,12 @@ def word_shingle_sequence(tokens: Sequence[str], n: int) -> np.ndarray:
 
 
 def char_shingles(text: str, n: int) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the character n-grams of ``text``.
+    """Sorted unique 64-bit hashes of the character n-grams of ``text`` (those of :func:`shingle_many`).
 
     >>> len(char_shingles("abcab", 2))
     3
     """
-    if not text:
-        return _EMPTY
-    if len(text) <= n:
-        return np.array([xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass"))], dtype=np.uint64)
-    grams = {text[i : i + n] for i in range(len(text) - n + 1)}
-    digest = xxhash.xxh3_64_intdigest
-    return np.unique(np.fromiter((digest(g.encode("utf-8", "surrogatepass")) for g in grams),
-                                 dtype=np.uint64, count=len(grams)))
+    return _char_shingle_batch([text], n).values
 
 
 def shingle(text: str, config: ShingleConfig | None = None) -> np.ndarray:
@@ -127,10 +120,7 @@ def shingle(text: str, config: ShingleConfig | None = None) -> np.ndarray:
     (2,)
     """
     cfg = (config or ShingleConfig()).resolved()
-    assert cfg.n is not None
-    if cfg.char:
-        return char_shingles(text, cfg.n)
-    return word_shingles(tokenize(text), cfg.n)
+    return shingle_many([text], cfg).values
 
 
 class ShingleSets:
@@ -217,12 +207,12 @@ def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleS
     return ShingleSets(values, offsets)
 
 
-def _word_shingle_batch(texts: Sequence[str], n: int, split: bool = False) -> ShingleSets:
+def _word_shingle_batch(texts: Sequence[str], n: int, split: bool = False, sample: int = 1) -> ShingleSets:
     tokenize_one = str.split if split else _TOKEN_RE.findall
-    return shingle_words([tokenize_one(t) for t in texts], n)
+    return shingle_words([tokenize_one(t) for t in texts], n, sample)
 
 
-def shingle_words(docs: Sequence[Sequence[str]], n: int) -> ShingleSets:
+def shingle_words(docs: Sequence[Sequence[str]], n: int, sample: int = 1) -> ShingleSets:
     """Word n-gram shingle sets of already tokenized documents (all documents at once, vectorised).
 
     A document shorter than ``n`` tokens gives one shingle of all its tokens, as :func:`word_shingles`.
@@ -233,40 +223,67 @@ def shingle_words(docs: Sequence[Sequence[str]], n: int) -> ShingleSets:
     lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
     total = int(lengths.sum())
     th = np.fromiter(map(_TOKEN_CACHE.__getitem__, chain.from_iterable(docs)), dtype=np.uint64, count=total)
-    starts = np.zeros(len(docs) + 1, dtype=np.int64)
+    grams, docs_of = _ngram_hashes(th, lengths, n)
+    return _unique_within(*_sampled(grams, docs_of, sample), len(docs))
+
+
+def _ngram_hashes(units: np.ndarray, lengths: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The n-gram hashes of documents given as one flat stream of 64-bit unit hashes (tokens or
+    characters), ``lengths`` units each: ``(hash, document)`` of every n-gram inside one document, and
+    one gram of all its units for a document shorter than ``n``. Position-weighted sums of the unit
+    hashes, mixed: no n-gram string is ever built."""
+    total = int(units.size)
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     with np.errstate(over="ignore"):
-        # Every full n-gram of the flat token stream (some straddle two documents; dropped below).
+        # Every full n-gram of the flat stream (some straddle two documents; dropped below).
         m = max(total - n + 1, 0)
-        acc = th[:m] * _multiplier(0)
+        acc = units[:m] * _multiplier(0)
         for i in range(1, n):
-            acc += th[i : i + m] * _multiplier(i)
+            acc += units[i : i + m] * _multiplier(i)
         full = _mix(acc + np.uint64(n))
         # Keep those that start and end inside one document: positions starts[d] .. starts[d+1]-n.
         per_doc = np.maximum(lengths - n + 1, 0)
         n_full = int(per_doc.sum())
         first = np.repeat(starts[:-1] - (np.cumsum(per_doc) - per_doc), per_doc) + np.arange(n_full)
         grams = [full[first]]
-        docs_of = [np.repeat(np.arange(len(docs), dtype=np.int64), per_doc)]
-        # Documents with 1 .. n-1 tokens: one gram of all their tokens.
+        docs_of = [np.repeat(np.arange(lengths.size, dtype=np.int64), per_doc)]
+        # Documents with 1 .. n-1 units: one gram of all their units.
         short = np.flatnonzero((lengths > 0) & (lengths < n))
         if short.size:
             width = lengths[short]
             acc = np.zeros(short.size, dtype=np.uint64)
             for i in range(n - 1):
                 idx = np.minimum(starts[short] + i, total - 1)
-                acc += np.where(i < width, th[idx] * _multiplier(i), np.uint64(0))
+                acc += np.where(i < width, units[idx] * _multiplier(i), np.uint64(0))
             grams.append(_mix(acc + width.astype(np.uint64)))
             docs_of.append(short)
-    return _unique_within(np.concatenate(grams), np.concatenate(docs_of), len(docs))
+    return np.concatenate(grams), np.concatenate(docs_of)
 
 
-def _char_shingle_batch(texts: Sequence[str], n: int) -> ShingleSets:
-    parts = [char_shingles(t, n) for t in texts]
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum([p.size for p in parts], out=offsets[1:])
-    values = np.concatenate(parts) if parts else _EMPTY.copy()
-    return ShingleSets(values, offsets)
+def char_unit_hashes(text: str) -> np.ndarray:
+    """A 64-bit hash of each character of ``text`` (its code point, mixed), as uint64.
+
+    >>> h = char_unit_hashes("aba"); bool(h[0] == h[2]), bool(h[0] == h[1])
+    (True, False)
+    """
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix(cps * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019))
+
+
+def _char_shingle_batch(texts: Sequence[str], n: int, sample: int = 1) -> ShingleSets:
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    grams, docs_of = _ngram_hashes(char_unit_hashes("".join(texts)), lengths, n)
+    return _unique_within(*_sampled(grams, docs_of, sample), len(texts))
+
+
+def _sampled(grams: np.ndarray, docs_of: np.ndarray, sample: int) -> tuple[np.ndarray, np.ndarray]:
+    """The grams whose hash lies in the lowest ``1/sample`` of the 64-bit range (all when ``sample`` is 1)."""
+    if sample <= 1:
+        return grams, docs_of
+    keep = grams < np.uint64((1 << 64) // sample)
+    return grams[keep], docs_of[keep]
 
 
 def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batch_size: int = 2048,
@@ -282,8 +299,9 @@ def shingle_many(texts: Sequence[str], config: ShingleConfig | None = None, batc
     cfg = (config or ShingleConfig()).resolved()
     assert cfg.n is not None
     if cfg.char:
-        parts = [_char_shingle_batch(texts[i : i + batch_size], cfg.n) for i in range(0, len(texts), batch_size)]
+        parts = [_char_shingle_batch(texts[i : i + batch_size], cfg.n, cfg.sample)
+                 for i in range(0, len(texts), batch_size)]
     else:
-        parts = [_word_shingle_batch(texts[i : i + batch_size], cfg.n, split)
+        parts = [_word_shingle_batch(texts[i : i + batch_size], cfg.n, split, cfg.sample)
                  for i in range(0, len(texts), batch_size)]
     return ShingleSets.concat(parts)

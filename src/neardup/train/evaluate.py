@@ -60,7 +60,8 @@ def _at(data: LabelledData, prep: Prepared, left: np.ndarray, right: np.ndarray,
     keep = scores >= threshold - 1e-12
     from neardup.cluster import cluster_pairs
 
-    clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths, config.cluster)
+    clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths, config.cluster,
+                             threshold)
     res = DedupResult(ids=data.corpus.ids, clusters=clusters, left=left[keep], right=right[keep],
                       scores=scores[keep], summary={})
     out = score(res, data)
