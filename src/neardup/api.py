@@ -49,12 +49,31 @@ def _is_path(data: Any) -> bool:
 
 
 def _python_input(data: Iterable[Any], read: ReadConfig) -> tuple[list[dict[str, Any]], ReadConfig]:
-    """Python input as records and the read settings for them: strings get their position as id."""
+    """Python input as records and the read settings for them: strings get their position as id.
+
+    Anything but all texts or all records is a :class:`TypeError` naming the first item that differs.
+    """
     items = list(data)
-    if items and all(isinstance(x, str) for x in items):
+    texts = bool(items) and isinstance(items[0], str)
+    for i, x in enumerate(items):
+        if not (isinstance(x, str) if texts else isinstance(x, Mapping)):
+            hint = " (decode it to str first)" if isinstance(x, (bytes, bytearray)) else ""
+            want = "a text (str), as item 0 is" if texts else "a text (str) or a record (a mapping with an id and a text)"
+            if i and not texts:
+                want = "a record (a mapping with an id and a text), as item 0 is"
+            raise TypeError(f"input item {i} is {type(x).__name__}{hint}: expected {want}")
+    if texts:
         return [{"id": str(i), "text": t} for i, t in enumerate(items)], ReadConfig(max_chars=read.max_chars,
                                                                                    on_error=read.on_error)
     return [dict(x) for x in items], read
+
+
+def _check_data(data: Any) -> None:
+    """The input must be a path or URL, a :class:`Corpus`, or an iterable of texts or records."""
+    if isinstance(data, (bytes, bytearray)) or data is None or not (
+            _is_path(data) or isinstance(data, (Corpus, Iterable))):
+        raise TypeError(f"input is {type(data).__name__}: expected a path or URL, a Corpus, or a list of "
+                        "texts (str) or records (mappings with an id and a text)")
 
 
 def _corpus(data: Data, read: ReadConfig) -> Corpus:
@@ -87,6 +106,7 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
     eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    _check_data(data)
     source = str(data) if _is_path(data) else None
     if not _is_path(data) and not isinstance(data, Corpus):
         data = list(data)  # a generator is read once
