@@ -44,7 +44,8 @@ from neardup.engine.plan import key_partitions, make_plan
 from neardup.engine.processes import InlineExecutor, pool_resident_bytes, worker_pool
 from neardup.engine.summary import build_summary
 from neardup.engine.tasks import weights_partition
-from neardup.engine.workdir import WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap
+from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap,
+                                   work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -65,7 +66,7 @@ class ShardedRun:
         self.method = methods.get(config)
         self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.read = read or ReadConfig()
-        self.wd = WorkDir(self.engine.work_dir or self.outdir / ".neardup-work")
+        self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
         self.plan = make_plan(self.engine)
         self.timings: dict[str, float] = {}
         self.counts: dict[str, Any] = {}
