@@ -41,7 +41,7 @@ from neardup import methods
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
-from neardup.engine.processes import InlineExecutor, pool_resident_bytes, worker_pool
+from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
 from neardup.engine.summary import build_summary
 from neardup.engine.tasks import weights_partition
 from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap,
@@ -93,10 +93,10 @@ class ShardedRun:
             if pool_resident_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
                 self.close()
 
-    def close(self) -> None:
-        """Stop the worker processes (a no-op when none were started)."""
+    def close(self, now: bool = False) -> None:
+        """Stop the worker processes (a no-op when none were started); ``now``: kill them (an interrupt)."""
         if self._pool is not None:
-            self._pool.shutdown()
+            stop_pool(self._pool, now)
             self._pool = None
 
     def bar(self, total: int | None, desc: str, unit: str = "doc") -> tqdm:
@@ -328,6 +328,9 @@ class ShardedRun:
                     left, right, scores = self.keyed_pairs()
                 else:
                     left, right, scores = self.vector_pairs()
+            except BaseException:
+                self.close(now=True)
+                raise
             finally:
                 self.close()
             clusters = self.cluster(left, right, scores)
