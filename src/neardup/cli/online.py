@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from neardup.cli.common import check_format as _check_format
-from neardup.cli.common import guard, new_app
+from neardup.cli.common import guard, new_app, report_skipped
 from neardup.cli.common import print_result as _print
 from neardup.cli.options import (
     READ_OPTIONS,
@@ -213,6 +213,7 @@ def load_command(
             out = load(detector, data, read=read, batch_size=batch, workers=workers, progress=not quiet and fmt != "json")
         finally:
             detector.close()
+        report_skipped(out["skipped"], "skipped_records of --format json")
         if fmt == "text":
             out.pop("skipped_records")
         _print(out, fmt)

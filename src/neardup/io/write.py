@@ -160,7 +160,8 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]], gz: bool = False) -> int:
-    """Write records as JSONL (gzip-compressed with ``gz``) atomically; returns the count.
+    """Write records as JSONL (gzip-compressed with ``gz``) atomically; returns the count. A record whose
+    strings are not all valid Unicode (a lone surrogate read from a JSON escape) is written with escapes.
 
     >>> import gzip, pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl.gz"
@@ -172,7 +173,13 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]],
     count = 0
     with atomic_text(path, gz) as fh:
         for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default))
+            line = json.dumps(rec, ensure_ascii=False, default=_json_default)
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in the input): kept as JSON escapes
+                    line = json.dumps(rec, ensure_ascii=True, default=_json_default)
+            fh.write(line)
             fh.write("\n")
             count += 1
     return count

@@ -424,8 +424,12 @@ class SQLiteStore(Store):
                           "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
     def _record(self, row: tuple[Any, ...], payload: bool) -> DocRecord:
+        try:
+            evidence, metadata = json.loads(row[7]), json.loads(row[8])
+        except (TypeError, ValueError) as exc:  # a damaged page can hold anything
+            raise StoreError(f"{self.location}: damaged record of document {row[1]!r} ({exc})") from None
         rec = DocRecord(seq=row[0], id=row[1], status=row[2], original_id=row[3], matched_id=row[4], score=row[5],
-                        update_of=row[6], evidence=json.loads(row[7]), metadata=json.loads(row[8]),
+                        update_of=row[6], evidence=evidence, metadata=metadata,
                         created_at=row[9], text_hash=row[10])
         if payload:
             rec.text, rec.features, rec.keys = row[11], row[12], row[13]
