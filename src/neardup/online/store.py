@@ -280,6 +280,8 @@ def _sqlite_errors(method: _F) -> _F:
             raise
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
+        except sqlite3.ProgrammingError as exc:  # e.g. the store was closed (the service shutting down)
+            raise StoreError(f"{self.location}: {exc}") from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -387,7 +389,7 @@ class SQLiteStore(Store):
                 return
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, sqlite3.ProgrammingError) as exc:
                 raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
             self._reserved = 0
             try:
