@@ -11,7 +11,13 @@ import signal
 import pyarrow.parquet as pq
 import pytest
 
-from .test_process_lifetime import assert_all_gone, neardup, tree, wait_for, write_corpus
+from .test_process_lifetime import (
+    assert_all_gone,
+    neardup,
+    tree,
+    wait_for,
+    write_corpus,
+)
 
 #: Where to kill: after the marker a stage leaves when the one before it is done, plus a random delay.
 STAGES = [("map", "shards/000002.done"), ("candidates", "join.done"), ("verify", "candidates.done"),
@@ -45,11 +51,11 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_output(tmp
     killed = []
     for stage, marker in STAGES:
         proc = neardup(*args, "-o", out, "--resume")
-        wait_for(lambda: (work / marker).exists() or proc.poll() is not None, timeout=300, what=f"stage {stage}")
+        wait_for(lambda p=proc, m=marker: (work / m).exists() or p.poll() is not None, timeout=300, what=f"stage {stage}")
         procs = tree(proc) if proc.poll() is None else []
         delay = rng.uniform(0.0, 1.0)
         try:
-            wait_for(lambda: proc.poll() is not None, timeout=delay, what="the delay")
+            wait_for(lambda p=proc: p.poll() is not None, timeout=delay, what="the delay")
         except AssertionError:
             pass
         if proc.poll() is not None:  # it finished before the kill: nothing more to interrupt
@@ -67,7 +73,6 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_output(tmp
         final = neardup(*args, "-o", out, "--resume")
         assert final.wait(timeout=300) == 0, final.stderr.read()
         assert json.loads((out / "summary.json").read_text())["engine"]["resumed"] is resumable
-    print("killed at", killed)
     assert killed, "no kill landed: the run is too short for this test"
     assert _outputs(out) == _outputs(tmp_path / "ref"), f"killed at {killed}"
     assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)  # no work folder, no temporary file left

@@ -2,7 +2,6 @@
 answers 503 with a reason (never 500) and readable documents stay readable; a lone surrogate anywhere
 in a posted document is a 422 naming the field."""
 
-import os
 import random
 
 import pytest

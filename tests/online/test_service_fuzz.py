@@ -5,13 +5,13 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis.errors import Unsatisfiable  # noqa: E402
-from schemathesis.generation import GenerationMode  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis.generation import GenerationMode
 
-from neardup.online.detector import Detector, OnlineConfig  # noqa: E402
-from neardup.online.service import create_app  # noqa: E402
-from neardup.online.store import open_store  # noqa: E402
+from neardup.online.detector import Detector, OnlineConfig
+from neardup.online.service import create_app
+from neardup.online.store import open_store
 
 EXAMPLES = 30
 

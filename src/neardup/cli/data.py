@@ -12,7 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from neardup.cli.common import guard
-from neardup.cli.options import READ_OPTIONS, OverwriteOpt, QuietOpt, read_config, with_options
+from neardup.cli.options import (
+    READ_OPTIONS,
+    OverwriteOpt,
+    QuietOpt,
+    read_config,
+    with_options,
+)
 from neardup.config import ConfigError
 
 

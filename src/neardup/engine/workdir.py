@@ -37,7 +37,6 @@ from neardup.methods.base import Representation
 from neardup.represent.embeddings import Embeddings
 from neardup.text.shingle import ShingleSets
 
-
 #: The work directory's name inside the output folder, when no other is given.
 DEFAULT_NAME = ".neardup-work"
 

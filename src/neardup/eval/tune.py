@@ -184,8 +184,8 @@ def data_warnings(data: LabelledData, split: str) -> list[str]:
         positives = len(labels) - len(set(labels))
     if positives:
         return []
-    return [f"the {split} set has no true duplicate pair: every setting scores alike there, so the chosen one "
-            "is arbitrary"]
+    return [(f"the {split} set has no true duplicate pair: every setting scores alike there, so the chosen one "
+             "is arbitrary")]
 
 
 def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
