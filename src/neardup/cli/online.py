@@ -58,11 +58,11 @@ SETTINGS: tuple[Option, ...] = (
 STORE_SETTINGS: tuple[str, ...] = ("k_sample", "p", "f_short", "short_len", "num_perm", "bands", "rows")
 
 
-def _guard(fn: Callable[[], Any]) -> Any:
+def _guard(fn: Callable[[], Any], interrupted: str | None = None) -> Any:
     """Shared error handling (:func:`neardup.cli.common.guard`), plus store errors."""
     from neardup.online.store import StoreError
 
-    return guard(fn, (StoreError,))
+    return guard(fn, (StoreError,), interrupted)
 
 
 def online_config(values: dict[str, Any]) -> Any:
@@ -218,7 +218,8 @@ def load_command(
             out.pop("skipped_records")
         _print(out, fmt)
 
-    _guard(go)
+    _guard(go, interrupted=f"load of {data} stopped; every batch committed before is kept in the store: run the "
+                           "same command again to finish it")
 
 
 @with_options(SETTINGS, "settings", exclude=STORE_SETTINGS)

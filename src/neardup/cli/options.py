@@ -161,5 +161,5 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace output 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
-__all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "OverwriteOpt", "QuietOpt", "dedup_config",
-           "engine_config", "hybrid_rule", "option", "read_config", "with_options"]
+__all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
+           "engine_config", "hybrid_rule", "option", "read_config", "with_options", "OverwriteOpt"]

@@ -332,12 +332,14 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 _FIELD_OPTIONS = {"id": "--id-field", "text": "--text-field"}
 
 
-def _check_columns(path: str | os.PathLike[str], columns: list[str], required: dict[str, str]) -> None:
-    """A file whose header lacks a required column: one error listing the columns it has (whatever the policy)."""
+def _check_columns(path: str | os.PathLike[str], columns: list[str], required: dict[str, str],
+                   line: int | None = None) -> None:
+    """A file whose header (``line``) or schema lacks a required column: one error listing the columns it
+    has (whatever the policy)."""
     for kind, name in required.items():
         if name not in columns:
             have = ", ".join(columns) if columns else "none"
-            raise InputError(path, 1, f"no such column (the columns are: {have}); name the {kind} column with "
+            raise InputError(path, line, f"no such column (the columns are: {have}); name the {kind} column with "
                                       f"{_FIELD_OPTIONS.get(kind, kind)}", name)
 
 
@@ -356,7 +358,7 @@ def _iter_csv(path: str | os.PathLike[str], required: dict[str, str],
             raise InputError(path, 1, f"bad CSV header: {exc}") from None
         if header is None:
             return  # an empty file
-        _check_columns(path, [str(c) for c in header], required)
+        _check_columns(path, [str(c) for c in header], required, line=1)
         while True:
             try:
                 row = next(reader)
