@@ -49,12 +49,31 @@ def _is_path(data: Any) -> bool:
 
 
 def _python_input(data: Iterable[Any], read: ReadConfig) -> tuple[list[dict[str, Any]], ReadConfig]:
-    """Python input as records and the read settings for them: strings get their position as id."""
+    """Python input as records and the read settings for them: strings get their position as id.
+
+    Anything but all texts or all records is a :class:`TypeError` naming the first item that differs.
+    """
     items = list(data)
-    if items and all(isinstance(x, str) for x in items):
+    texts = bool(items) and isinstance(items[0], str)
+    for i, x in enumerate(items):
+        if not (isinstance(x, str) if texts else isinstance(x, Mapping)):
+            hint = " (decode it to str first)" if isinstance(x, (bytes, bytearray)) else ""
+            want = "a text (str), as item 0 is" if texts else "a text (str) or a record (a mapping with an id and a text)"
+            if i and not texts:
+                want = "a record (a mapping with an id and a text), as item 0 is"
+            raise TypeError(f"input item {i} is {type(x).__name__}{hint}: expected {want}")
+    if texts:
         return [{"id": str(i), "text": t} for i, t in enumerate(items)], ReadConfig(max_chars=read.max_chars,
                                                                                    on_error=read.on_error)
     return [dict(x) for x in items], read
+
+
+def _check_data(data: Any) -> None:
+    """The input must be a path or URL, a :class:`Corpus`, or an iterable of texts or records."""
+    if isinstance(data, (bytes, bytearray)) or data is None or not (
+            _is_path(data) or isinstance(data, (Corpus, Iterable))):
+        raise TypeError(f"input is {type(data).__name__}: expected a path or URL, a Corpus, or a list of "
+                        "texts (str) or records (mappings with an id and a text)")
 
 
 def _corpus(data: Data, read: ReadConfig) -> Corpus:
@@ -68,8 +87,9 @@ def _corpus(data: Data, read: ReadConfig) -> Corpus:
 
 def dedup(data: Data, method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
           engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
-          read: ReadConfig | None = None, text_field: str | None = None, id_field: str | None = None,
-          on_error: str | None = None, progress: bool = False, **stage_options: Any) -> DedupResult:
+          overwrite: bool = False, read: ReadConfig | None = None, text_field: str | None = None,
+          id_field: str | None = None, on_error: str | None = None, progress: bool = False,
+          **stage_options: Any) -> DedupResult:
     """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
 
     ``method`` and ``threshold`` (or a whole ``config``) say what is computed; ``stage_options`` are
@@ -77,8 +97,10 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
     or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
     same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
-    ``summary.json`` into (a chunked run's result is then read from it when first used). ``read`` (or
-    ``text_field``, ``id_field``, ``on_error``) says how records become documents.
+    ``summary.json`` into (a chunked run's result is then read from it when first used); before any
+    work, an output that is the input, an existing output (unless ``overwrite``, or a ``resume`` of the
+    run that wrote it) or a folder that cannot be written is an :class:`~neardup.io.write.OutputError`.
+    ``read`` (or ``text_field``, ``id_field``, ``on_error``) says how records become documents.
 
     >>> r = dedup(["The cat sat on the mat.", "the cat sat on the mat", "A dog barked."])
     >>> r.groups(), r.representatives
@@ -87,6 +109,9 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
     eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    _check_data(data)
+    if output is not None:
+        check_dedup_outputs(data, output, eng, overwrite)
     source = str(data) if _is_path(data) else None
     if not _is_path(data) and not isinstance(data, Corpus):
         data = list(data)  # a generator is read once
@@ -95,6 +120,30 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
 
         return run_memory(_corpus(data, read_cfg), cfg, eng, read_cfg, output, source=source)
     return _run_sharded(data, cfg, eng, read_cfg, output)
+
+
+def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: EngineConfig,
+                        overwrite: bool = False, also: list[str | os.PathLike[str]] | None = None) -> None:
+    """The check :func:`dedup` makes before any work (:func:`~neardup.io.write.check_outputs`) on its
+    output files and ``also`` (e.g. the keep file); then removes what a killed writer left of them.
+
+    A chunked ``resume`` whose work directory exists may replace the three files: they are its own.
+    """
+    from neardup.engine.workdir import work_root
+    from neardup.io.write import OutputError, check_outputs, clear_stale
+    from neardup.results import OUTPUT_FILES
+
+    files = [Path(output) / name for name in OUTPUT_FILES]
+    work = work_root(output, engine.work_dir)
+    own = engine.name != "memory" and engine.resume and work.is_dir()
+    inputs = [data] if _is_path(data) else []
+    check_outputs(files=files, folders=[output, work] if engine.name != "memory" else [output],
+                  inputs=inputs, overwrite=overwrite or own)  # type: ignore[list-item]
+    for extra in also or ():
+        if any(Path(extra).resolve() == f.resolve() for f in files):
+            raise OutputError(f"{extra} is one of the run's own outputs")
+    check_outputs(files=also or [], inputs=inputs, overwrite=overwrite)  # type: ignore[arg-type]
+    clear_stale(files)
 
 
 def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: ReadConfig,
@@ -132,6 +181,7 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
         summary = run.run()
         result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
                                          id_field=read.id_field)
+        result.on_error = read.on_error
         if output is None:
             result.ids  # noqa: B018 - read everything before the folder goes
             result.output = None
@@ -143,16 +193,22 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
 
 def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
           method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
-          group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
+          overwrite: bool = False, group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, batch_docs: int = 5000, progress: bool = False,
           **stage_options: Any) -> MatchResult:
     """For each document of ``queries`` (e.g. a test set, read whole), its near-duplicates in ``corpus``
     (e.g. a training set, streamed batch by batch); returns a :class:`MatchResult` (written to ``output``).
 
     ``group_field`` names a query field saying which query set a document belongs to; the leaked
-    fraction is reported per set.
+    fraction is reported per set. Outputs are checked before any work as :func:`dedup` checks its own.
     """
+    from neardup.io.write import check_outputs
     from neardup.matching import match as run_match
+    from neardup.results import MATCH_FILES
+
+    if output is not None:
+        check_outputs(files=[Path(output) / name for name in MATCH_FILES], folders=[output],
+                      inputs=[queries, corpus], overwrite=overwrite)
 
     cfg = make_config(method, threshold, config, **stage_options)
     return run_match(queries, corpus, output, cfg, group_field=group_field,
@@ -160,4 +216,4 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
                      progress=progress)
 
 
-__all__ = ["dedup", "make_config", "make_read", "match"]
+__all__ = ["check_dedup_outputs", "dedup", "make_config", "make_read", "match"]

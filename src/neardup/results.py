@@ -20,6 +20,7 @@ from neardup.cluster import Clusters
 CLUSTER_COLUMNS: tuple[str, ...] = ("id", "cluster", "cluster_size", "is_representative", "oversized")
 PAIR_COLUMNS: tuple[str, ...] = ("left", "right", "score")
 OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.json")
+MATCH_FILES: tuple[str, ...] = ("matches.parquet", "summary.json")
 
 
 def _loaded(attr: str, doc: str) -> Any:
@@ -56,6 +57,7 @@ class DedupResult:
         self.output = Path(output) if output is not None else None
         self.source = source  # the input file, for :meth:`write_kept`
         self.id_field = id_field
+        self.on_error = "raise"  # the input's error policy, for :meth:`write_kept` (it reads the input again)
         self._loader: Callable[[], None] | None = None
 
     @classmethod
@@ -147,13 +149,18 @@ class DedupResult:
         write_json(out / "summary.json", self.summary)
         self.output = out
 
-    def write_kept(self, path: str | os.PathLike[str], drop_oversized: bool = False) -> int:
+    def write_kept(self, path: str | os.PathLike[str], drop_oversized: bool = False, overwrite: bool = False) -> int:
         """Copy the input records of the documents to keep (one per cluster; with ``drop_oversized`` none
-        of an oversized cluster) to ``path`` as JSONL, every field preserved; returns the count."""
+        of an oversized cluster) to ``path`` as JSONL, every field preserved; returns the count.
+
+        ``path`` must not be the input, nor exist unless ``overwrite`` (:func:`~neardup.io.write.check_outputs`).
+        """
         from neardup.io.keep import kept_ids, write_kept
+        from neardup.io.write import check_outputs
 
         if self.source is None:
             raise ValueError("write_kept needs the input file: this result was made from Python objects")
+        check_outputs(files=[path], inputs=[self.source], overwrite=overwrite)
         if self.output is not None and self._loader is not None:  # not loaded: read only what is kept
             kept = kept_ids(self.output / "clusters.parquet", drop_oversized)
         else:
@@ -162,7 +169,7 @@ class DedupResult:
                 keep = keep & ~self.clusters.oversized
             ids = self.ids
             kept = {ids[i] for i in np.flatnonzero(keep)}
-        return write_kept(self.source, kept, path, id_field=self.id_field)
+        return write_kept(self.source, kept, path, id_field=self.id_field, on_error=self.on_error)
 
 
 class MatchResult:
@@ -195,10 +202,10 @@ class MatchResult:
 
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
-        write_table(out / "matches.parquet", {"query_id": self.query_ids, "corpus_id": self.corpus_ids,
+        write_table(out / MATCH_FILES[0], {"query_id": self.query_ids, "corpus_id": self.corpus_ids,
                                               "score": np.asarray(self.scores, dtype=np.float64)})
         write_json(out / "summary.json", self.summary)
         self.output = out
 
 
-__all__ = ["DedupResult", "MatchResult"]
+__all__ = ["MATCH_FILES", "OUTPUT_FILES", "DedupResult", "MatchResult"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -25,8 +26,27 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = ()) -> Any:
-    """Run ``fn``; expected errors become one clear line and exit code 2 (never a traceback).
+#: The exit code of a command stopped by Ctrl-C (SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+
+def interrupted_run(what: str, work: Path | None = None) -> str:
+    """What an interrupted command says: ``what`` stopped, and (for a resumable run whose work is kept
+    in ``work``) how to continue."""
+    if work is None:
+        return f"{what} stopped; nothing was written"
+    return f"{what} stopped; the work done so far is kept in {work}: run the same command with --resume to continue"
+
+
+def report_skipped(n: int, where: Path | str) -> None:
+    """One line on stderr when bad records were skipped (``--on-error skip``), pointing at their list."""
+    if n:
+        typer.echo(f"neardup: skipped {n} bad record{'s' if n != 1 else ''} (see {where})", err=True)
+
+
+def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = (), interrupted: str | None = None) -> Any:
+    """Run ``fn``; expected errors become one clear line and exit code 2 (never a traceback); Ctrl-C
+    (SIGINT) says what was interrupted (``interrupted``, see :func:`interrupted_run`) and exits 130.
 
     ``expected`` adds error types of a sub-command (e.g. a store error) to the usual ones.
     """
@@ -35,6 +55,9 @@ def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = ())
 
     try:
         return fn()
+    except KeyboardInterrupt:
+        typer.echo(f"neardup: interrupted: {interrupted or 'stopped before it finished'}", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except (InputError, ConfigError, *expected) as exc:
         fail(str(exc))
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:

@@ -12,7 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from neardup.cli.common import guard
-from neardup.cli.options import READ_OPTIONS, QuietOpt, read_config, with_options
+from neardup.cli.options import (
+    READ_OPTIONS,
+    OverwriteOpt,
+    QuietOpt,
+    read_config,
+    with_options,
+)
 from neardup.config import ConfigError
 
 
@@ -22,6 +28,7 @@ def embed(
     output: Annotated[Path, typer.Option("--output", "-o", help="The .npy file: float32, L2-normalised, rows in input order.")],
     read_opts: dict[str, Any],
     model: Annotated[str, typer.Option("--model", help="retsim | biencoder | a RETSim .onnx file | a sentence-transformers folder.")] = "retsim",
+    overwrite: OverwriteOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Write the embeddings of every document (one row per document, input order) as a NumPy .npy file."""
@@ -31,9 +38,10 @@ def embed(
 
         from neardup.config import EmbedConfig
         from neardup.io.read import read_corpus
-        from neardup.io.write import atomic_path
+        from neardup.io.write import atomic_path, check_outputs
         from neardup.represent.embeddings import embed_texts
 
+        check_outputs(files=[output], inputs=[input], overwrite=overwrite)
         if model in ("retsim", "biencoder"):
             kind, path = model, None
         else:
@@ -62,12 +70,15 @@ def noise(
     read_opts: dict[str, Any],
     preset: Annotated[str, typer.Option("--preset", "-p", help="Noise preset (see --list).")] = "ocr-1930s",
     seed: Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed, same output).")] = 0,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Write one realistic noisy copy of each input document (OCR, typos, abridgement, spam tricks ...)."""
 
     def go() -> None:
+        from neardup.io.write import check_outputs
         from neardup.synth import list_presets, noise_file
 
+        check_outputs(files=[output], inputs=[input], overwrite=overwrite)
         if preset not in list_presets():
             raise ConfigError(f"preset must be one of {', '.join(list_presets())}, got {preset!r}")
         read = read_config(read_opts)

@@ -12,12 +12,13 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from neardup.cli.common import guard, print_result
+from neardup.cli.common import guard, interrupted_run, print_result, report_skipped
 from neardup.cli.options import (
     ENGINE_OPTIONS,
     METHOD_OPTIONS,
     READ_OPTIONS,
     FormatOpt,
+    OverwriteOpt,
     QuietOpt,
     dedup_config,
     engine_config,
@@ -37,24 +38,33 @@ def dedup(
     engine_opts: dict[str, Any],
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
     drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
+    overwrite: OverwriteOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
 
     def go() -> None:
         import neardup
+        from neardup.api import check_dedup_outputs
 
-        result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine_config(engine_opts, not quiet),
-                               read=read_config(read_opts), output=outdir)
+        engine = engine_config(engine_opts, not quiet)
+        check_dedup_outputs(input, outdir, engine, overwrite, also=[keep] if keep is not None else None)
+        result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine, read=read_config(read_opts),
+                               output=outdir, overwrite=overwrite)
         s = result.summary
         line = (f"{s['n_docs']} documents, {s['n_duplicate_clusters']} duplicate clusters, "
                 f"{s['n_duplicates']} duplicates ({100 * s['duplicate_ratio']:.1f}%) -> {outdir}")
         if keep is not None:
-            line += f"; kept {result.write_kept(keep, drop_oversized)} -> {keep}"
+            line += f"; kept {result.write_kept(keep, drop_oversized, overwrite=overwrite)} -> {keep}"
+        report_skipped(s["n_skipped_records"], outdir / "summary.json")
         if not quiet:
             typer.echo(line, err=True)
 
-    guard(go)
+    from neardup.engine.workdir import work_root
+
+    resumable = engine_opts.get("engine") != "memory"
+    guard(go, interrupted=interrupted_run(f"dedup of {input}",
+                                          work_root(outdir, engine_opts.get("work_dir")) if resumable else None))
 
 
 @with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
@@ -66,6 +76,7 @@ def match(
     method_opts: dict[str, Any],
     read_opts: dict[str, Any],
     group_field: Annotated[Optional[str], typer.Option("--group-field", help="Query field naming its query set; leakage is reported per set.")] = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = "text",
     quiet: QuietOpt = False,
 ) -> None:
@@ -74,7 +85,8 @@ def match(
     def go() -> None:
         import neardup
 
-        result = neardup.match(queries, corpus, outdir, config=dedup_config(method_opts), group_field=group_field,
+        result = neardup.match(queries, corpus, outdir, config=dedup_config(method_opts), overwrite=overwrite,
+                               group_field=group_field,
                                read=read_config(read_opts), progress=not quiet and fmt != "json")
         summary = result.summary
         print_result({k: v for k, v in summary.items() if k != "params"} if fmt == "text" else summary, fmt)

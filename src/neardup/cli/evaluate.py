@@ -78,6 +78,8 @@ def tune(
         val = load_labelled(validation, **fields)
         tests = pool([load_labelled(p, **fields) for p in test])
         out = run_tune(val, tests, cfg, thresholds=grid, progress=not quiet and fmt != "json")
+        for warning in out["warnings"]:
+            typer.echo(f"neardup: warning: {warning}", err=True)
         trials = out.pop("trials")
         if trials_out is not None:
             write_jsonl(trials_out, iter(trials))

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from neardup.cli.common import check_format as _check_format
-from neardup.cli.common import guard, new_app
+from neardup.cli.common import guard, new_app, report_skipped
 from neardup.cli.common import print_result as _print
 from neardup.cli.options import (
     READ_OPTIONS,
@@ -58,11 +58,11 @@ SETTINGS: tuple[Option, ...] = (
 STORE_SETTINGS: tuple[str, ...] = ("k_sample", "p", "f_short", "short_len", "num_perm", "bands", "rows")
 
 
-def _guard(fn: Callable[[], Any]) -> Any:
+def _guard(fn: Callable[[], Any], interrupted: str | None = None) -> Any:
     """Shared error handling (:func:`neardup.cli.common.guard`), plus store errors."""
     from neardup.online.store import StoreError
 
-    return guard(fn, (StoreError,))
+    return guard(fn, (StoreError,), interrupted)
 
 
 def online_config(values: dict[str, Any]) -> Any:
@@ -213,11 +213,13 @@ def load_command(
             out = load(detector, data, read=read, batch_size=batch, workers=workers, progress=not quiet and fmt != "json")
         finally:
             detector.close()
+        report_skipped(out["skipped"], "skipped_records of --format json")
         if fmt == "text":
             out.pop("skipped_records")
         _print(out, fmt)
 
-    _guard(go)
+    _guard(go, interrupted=f"load of {data} stopped; every batch committed before is kept in the store: run the "
+                           "same command again to finish it")
 
 
 @with_options(SETTINGS, "settings", exclude=STORE_SETTINGS)

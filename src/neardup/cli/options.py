@@ -157,8 +157,9 @@ def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace output files that exist (never an input).")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
 __all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
-           "engine_config", "hybrid_rule", "option", "read_config", "with_options"]
+           "engine_config", "hybrid_rule", "option", "read_config", "with_options", "OverwriteOpt"]

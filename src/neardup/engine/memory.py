@@ -24,6 +24,7 @@ def run_memory(corpus: Corpus, config: DedupConfig, engine: EngineConfig | None 
     result = run(corpus, config, progress=(engine or EngineConfig()).progress)
     result.source = source
     result.id_field = (read or ReadConfig()).id_field
+    result.on_error = (read or ReadConfig()).on_error
     if output is not None:
         result.write(output)
     return result

@@ -1,12 +1,17 @@
 """Worker processes for CPU-bound stages: a pool started by a fork server, or inline for one worker.
 
-Owns how worker processes are started, sized and measured; must not decide what they run.
+Owns how worker processes are started, sized, measured and stopped, and that they never outlive the
+process that started them; must not decide what they run.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import select
+import signal
+import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -16,8 +21,62 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
     deadlock it. As with any ``multiprocessing`` use, a script that calls it (or the chunked engine)
     must guard its entry point with ``if __name__ == "__main__":``.
+
+    Each worker ignores Ctrl-C (this process decides what an interrupt stops) and exits as soon as
+    this process is gone, even killed (:func:`exit_with_parent`): the fork server and the workers
+    otherwise keep each other alive, and a worker would go on computing for nobody.
     """
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=exit_with_parent, initargs=(os.getpid(),))
+
+
+def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
+    """In a worker: ignore SIGINT, and end this process when process ``parent`` ends.
+
+    A daemon thread waits on a pidfd of ``parent`` (Linux 5.3+; elsewhere it checks every ``poll_s``
+    seconds), then ends this process at once. Called as the pool's initializer.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        fd: int | None = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while _alive(parent):
+                time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="neardup-exit-with-parent", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_pool(pool: ProcessPoolExecutor | InlineExecutor, now: bool = False) -> None:
+    """Stop a pool's workers: after their current tasks (queued ones are cancelled), or ``now`` (killed:
+    on an interrupt or error, nothing they would finish is wanted; their writes are atomic)."""
+    if now and isinstance(pool, ProcessPoolExecutor):
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            proc.kill()
+        for proc in processes:
+            proc.join(timeout=10)
+        return
+    pool.shutdown(cancel_futures=True)
 
 
 class InlineExecutor:
@@ -38,7 +97,7 @@ class InlineExecutor:
         fut.set_result(fn(*args, **kwargs))
         return fut
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         return None
 
 
@@ -63,4 +122,5 @@ def pool_resident_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> in
     return sum(resident_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["InlineExecutor", "pool_resident_bytes", "process_pool", "resident_bytes", "worker_pool"]
+__all__ = ["InlineExecutor", "exit_with_parent", "pool_resident_bytes", "process_pool", "resident_bytes", "stop_pool",
+           "worker_pool"]

@@ -41,10 +41,11 @@ from neardup import methods
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
-from neardup.engine.processes import InlineExecutor, pool_resident_bytes, worker_pool
+from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
 from neardup.engine.summary import build_summary
 from neardup.engine.tasks import weights_partition
-from neardup.engine.workdir import WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap
+from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap,
+                                   work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -65,7 +66,7 @@ class ShardedRun:
         self.method = methods.get(config)
         self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.read = read or ReadConfig()
-        self.wd = WorkDir(self.engine.work_dir or self.outdir / ".neardup-work")
+        self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
         self.plan = make_plan(self.engine)
         self.timings: dict[str, float] = {}
         self.counts: dict[str, Any] = {}
@@ -92,10 +93,10 @@ class ShardedRun:
             if pool_resident_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
                 self.close()
 
-    def close(self) -> None:
-        """Stop the worker processes (a no-op when none were started)."""
+    def close(self, now: bool = False) -> None:
+        """Stop the worker processes (a no-op when none were started); ``now``: kill them (an interrupt)."""
         if self._pool is not None:
-            self._pool.shutdown()
+            stop_pool(self._pool, now)
             self._pool = None
 
     def bar(self, total: int | None, desc: str, unit: str = "doc") -> tqdm:
@@ -327,6 +328,9 @@ class ShardedRun:
                     left, right, scores = self.keyed_pairs()
                 else:
                     left, right, scores = self.vector_pairs()
+            except BaseException:
+                self.close(now=True)
+                raise
             finally:
                 self.close()
             clusters = self.cluster(left, right, scores)

@@ -37,6 +37,14 @@ from neardup.methods.base import Representation
 from neardup.represent.embeddings import Embeddings
 from neardup.text.shingle import ShingleSets
 
+#: The work directory's name inside the output folder, when no other is given.
+DEFAULT_NAME = ".neardup-work"
+
+
+def work_root(outdir: str | os.PathLike[str], work_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a run writing to ``outdir`` keeps its work: ``work_dir``, or ``OUTDIR/.neardup-work``."""
+    return Path(work_dir) if work_dir else Path(outdir) / DEFAULT_NAME
+
 
 class WorkDirError(ValueError):
     """The work directory belongs to another run, or is damaged."""
@@ -90,7 +98,8 @@ class WorkDir:
         return self.shard(index, "done").exists()
 
     def clean(self) -> None:
-        """Remove the work directory."""
+        """Remove the work directory: the manifest first, so a removal cut short is never resumed from."""
+        (self.root / "manifest.json").unlink(missing_ok=True)
         shutil.rmtree(self.root, ignore_errors=True)
 
 

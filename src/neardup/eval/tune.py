@@ -167,12 +167,34 @@ def config_for(base: DedupConfig, params: dict[str, Any]) -> DedupConfig:
     return base.replace(**changes)
 
 
+def data_warnings(data: LabelledData, split: str) -> list[str]:
+    """What makes a split unfit to choose a setting on: no true duplicate pair (every threshold then
+    scores alike, and the choice says nothing).
+
+    >>> from neardup.io.read import read_records
+    >>> c = read_records([{"id": "a", "text": "x", "cluster": "1"}, {"id": "b", "text": "y", "cluster": "2"}],
+    ...                  label_field="cluster")
+    >>> data_warnings(LabelledData(corpus=c), "validation")
+    ['the validation set has no true duplicate pair: every setting scores alike there, so the chosen one is arbitrary']
+    """
+    if data.pairs is not None:
+        positives = sum(1 for _, _, label in data.pairs if label == 1)
+    else:
+        labels = [x for x in (data.corpus.labels or []) if x is not None]
+        positives = len(labels) - len(set(labels))
+    if positives:
+        return []
+    return [(f"the {split} set has no true duplicate pair: every setting scores alike there, so the chosen one "
+             "is arbitrary")]
+
+
 def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
          thresholds: list[float] | None = None, progress: bool = False) -> dict[str, Any]:
     """Pick the best setting on ``validation`` and report it on ``test``.
 
     Returns ``params`` (the chosen setting), ``validation`` and ``test`` metrics (as :func:`evaluate`),
-    and ``trials`` (every point of the sweep, for plots).
+    ``warnings`` (:func:`data_warnings` of the validation set) and ``trials`` (every point of the sweep,
+    for plots).
     """
     t0 = time.perf_counter()
     prep = prepare(validation.corpus, base, progress=progress)
@@ -185,6 +207,7 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
         "params": best.params,
         "validation": val_metrics,
         "test": evaluate(test, chosen) if test is not None else None,
+        "warnings": data_warnings(validation, "validation"),
         "n_trials": len(trials),
         "seconds": round(time.perf_counter() - t0, 3),
         "trials": [{**tr.params, **{k: tr.metrics[k] for k in ("ari", "precision", "recall", "f1")}}

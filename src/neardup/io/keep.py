@@ -29,15 +29,16 @@ def kept_ids(clusters_parquet: str | os.PathLike[str], drop_oversized: bool = Fa
 
 
 def write_kept(input_path: str | os.PathLike[str], keep: set[str], out_path: str | os.PathLike[str],
-               id_field: str = "id") -> int:
+               id_field: str = "id", on_error: str = "raise") -> int:
     """Copy the records of ``input_path`` whose id is in ``keep`` to ``out_path`` (JSONL, atomically).
 
-    Returns the count. Only the first record of an id is copied.
+    Returns the count. Only the first record of an id is copied; ``on_error="skip"`` passes over the
+    corrupt lines the run skipped.
     """
     remaining = set(keep)
 
     def records() -> Iterator[dict[str, Any]]:
-        for _, rec in iter_records(input_path):
+        for _, rec in iter_records(input_path, skipped=[] if on_error == "skip" else None):
             doc_id = rec.get(id_field)
             if doc_id is not None and str(doc_id) in remaining:
                 remaining.discard(str(doc_id))

@@ -12,7 +12,17 @@ Rules, the same for every format:
 * an empty or whitespace-only text is kept (it is a singleton, never a duplicate) and counted;
 * a text longer than ``max_chars`` is kept whole in the output but only its first ``max_chars``
   characters are compared; it is counted as truncated;
-* invalid UTF-8 or invalid JSON is an error naming file and line.
+* a line that is not valid UTF-8, not JSON or not a JSON object (JSONL), a row with invalid UTF-8
+  (CSV), an id or text holding a lone surrogate (``"\\ud800"`` is valid JSON but not text) is an
+  error naming file and line (and field); with ``on_error="skip"`` it is skipped and listed like a bad
+  record. Corrupt gzip data, a corrupt Parquet file, a CSV or Parquet file without the id or text
+  column, and a folder without ``.txt`` files are errors whatever the policy;
+* a UTF-8 byte order mark at the start of a JSONL or CSV file is ignored;
+* labels, where read, are strict: a cluster is a string, an integer or null; a pair label is 0, 1,
+  true or false.
+
+Skipped records are listed as ``{"file", "line", "field", "reason", "error"}`` (``error``: the whole
+message; ``field``: None for a line-level error).
 
 Which fields, the error policy and ``max_chars`` travel as one :class:`~neardup.config.ReadConfig`;
 :func:`iter_batches` is the one place a stream of records is cut into batches.
@@ -20,11 +30,13 @@ Which fields, the error policy and ``max_chars`` travel as one :class:`~neardup.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -55,6 +67,65 @@ class InputError(ValueError):
         self.line = line
         self.field = field
         self.reason = message
+
+
+def skip_entry(err: InputError) -> dict[str, Any]:
+    """How a skipped record is listed (``skipped_records`` of a summary).
+
+    >>> skip_entry(InputError("x.jsonl", 3, "not valid JSON"))["reason"]
+    'not valid JSON'
+    """
+    return {"file": err.path, "line": err.line, "field": err.field, "reason": err.reason, "error": str(err)}
+
+
+def _bad(err: InputError, skipped: list[dict[str, Any]] | None) -> None:
+    """Raise ``err`` or, when skipping (``skipped`` is a list), list it."""
+    if skipped is None:
+        raise err
+    skipped.append(skip_entry(err))
+
+
+def text_problem(value: str) -> str | None:
+    """Why a string is not valid Unicode text (a lone surrogate, e.g. from a ``"\\ud800"`` JSON escape), or None.
+
+    >>> text_problem("fine"), text_problem("bad \\ud800")
+    (None, "lone surrogate '\\\\ud800' at character 4: not valid Unicode text")
+    """
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"lone surrogate {value[exc.start]!r} at character {exc.start}: not valid Unicode text"
+    return None
+
+
+def _show(value: Any) -> str:
+    """A value as JSON would write it (its repr if JSON cannot), cut to 40 characters."""
+    try:
+        return json.dumps(value)[:40]
+    except (TypeError, ValueError):
+        return repr(value)[:40]
+
+
+def cluster_label(value: Any, path: str | os.PathLike[str], line: int | None, field: str) -> str | None:
+    """A true-cluster label as read: a string or an integer (as a string), or None for null (a singleton).
+
+    >>> cluster_label(7, "x", 1, "cluster"), cluster_label(None, "x", 1, "cluster")
+    ('7', None)
+    >>> cluster_label(2.0, "x.jsonl", 4, "cluster")
+    Traceback (most recent call last):
+    ...
+    neardup.io.read.InputError: x.jsonl, line 4, field 'cluster': a cluster label must be a string, an integer or null, got float 2.0
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(path, line, f"a cluster label must be a string, an integer or null, got "
+                                     f"{type(value).__name__} {_show(value)}", field)
+    if isinstance(value, str) and (problem := text_problem(value)):
+        raise InputError(path, line, problem, field)
+    return str(value)
 
 
 @dataclass
@@ -181,23 +252,47 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     raise InputError(path, None, "unknown input format: use .jsonl[.gz], .parquet, .csv[.gz] or a folder of .txt files")
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line of a JSONL(.gz) file (local path or URL)."""
-    with _open_binary(path) as fh:
+def iter_jsonl(path: str | os.PathLike[str],
+               skipped: list[dict[str, Any]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL(.gz) file (local path or URL).
+
+    A line that is not UTF-8, not JSON or not an object is an :class:`InputError` naming file and line,
+    or, when ``skipped`` is a list, listed there (:func:`skip_entry`) and left out. A byte order mark
+    at the start of the file is ignored; corrupt gzip data is an error whatever the policy.
+    """
+    lineno = 0
+    with _open_binary(path) as fh, _gzip_errors(path, lambda: lineno + 1):
         for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(path, lineno, f"invalid UTF-8 at byte {exc.start} of the line") from None
+                _bad(InputError(path, lineno, f"invalid UTF-8 at byte {exc.start} of the line"), skipped)
+                continue
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                _bad(InputError(path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"), skipped)
+                continue
+            except RecursionError:
+                _bad(InputError(path, lineno, "not valid JSON (nested too deeply)"), skipped)
+                continue
             if not isinstance(obj, dict):
-                raise InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+                _bad(InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}"), skipped)
+                continue
             yield lineno, obj
+
+
+@contextmanager
+def _gzip_errors(path: str | os.PathLike[str], line: Any) -> Iterator[None]:
+    """Corrupt or truncated gzip data as an :class:`InputError` (``line()``: where reading stopped)."""
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(path, line(), f"corrupt or truncated gzip data ({exc or type(exc).__name__})") from None
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -220,10 +315,10 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     >>> read_json(p)
     {'a': [1, 2]}
     """
-    with _open_binary(path) as fh:
+    with _open_binary(path) as fh, _gzip_errors(path, lambda: None):
         data = fh.read()
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(path, line, f"invalid UTF-8 at byte {exc.start} of the file") from None
@@ -233,21 +328,56 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise InputError(path, exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
 
 
-def _iter_csv(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+#: What names a field that locates the id or the text, for the hint of a file without that column.
+_FIELD_OPTIONS = {"id": "--id-field", "text": "--text-field"}
+
+
+def _check_columns(path: str | os.PathLike[str], columns: list[str], required: dict[str, str],
+                   line: int | None = None) -> None:
+    """A file whose header (``line``) or schema lacks a required column: one error listing the columns it
+    has (whatever the policy)."""
+    for kind, name in required.items():
+        if name not in columns:
+            have = ", ".join(columns) if columns else "none"
+            raise InputError(path, line, f"no such column (the columns are: {have}); name the {kind} column with "
+                                      f"{_FIELD_OPTIONS.get(kind, kind)}", name)
+
+
+def _iter_csv(path: str | os.PathLike[str], required: dict[str, str],
+              skipped: list[dict[str, Any]] | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV/TSV file; a row with invalid UTF-8 is an error naming its line and field (or a skip)."""
     delimiter = "\t" if ".tsv" in _name(path).lower() else ","
-    with _open_binary(path) as fh:
-        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+    line = 0
+    with _open_binary(path) as fh, _gzip_errors(path, lambda: line + 1):
+        # Undecodable bytes become lone surrogates (surrogateescape), found row by row below.
+        text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
         reader = csv.DictReader(text, delimiter=delimiter)
         try:
-            for row in reader:
-                yield reader.line_num, dict(row)
-        except UnicodeDecodeError as exc:
-            raise InputError(path, reader.line_num + 1, f"invalid UTF-8 ({exc.reason})") from None
+            header = reader.fieldnames
         except csv.Error as exc:
-            raise InputError(path, reader.line_num, f"bad CSV: {exc}") from None
+            raise InputError(path, 1, f"bad CSV header: {exc}") from None
+        if header is None:
+            return  # an empty file
+        _check_columns(path, [str(c) for c in header], required, line=1)
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                line = reader.line_num
+                _bad(InputError(path, line, f"bad CSV: {exc}"), skipped)
+                continue
+            line = reader.line_num
+            bad = next((k for k, v in row.items() if isinstance(v, str) and text_problem(v)), None)
+            if bad is not None:
+                _bad(InputError(path, line, "invalid UTF-8", str(bad)), skipped)
+                continue
+            yield line, dict(row)
 
 
-def _iter_parquet(path: str | os.PathLike[str], fields: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _iter_parquet(path: str | os.PathLike[str], fields: list[str],
+                  required: dict[str, str]) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow.parquet as pq
 
     with _open_binary(path) if is_url(path) else nullcontext(path) as src:
@@ -255,6 +385,7 @@ def _iter_parquet(path: str | os.PathLike[str], fields: list[str]) -> Iterator[t
             pf = pq.ParquetFile(src)
         except Exception as exc:  # pyarrow raises several types for a corrupt file
             raise InputError(path, None, f"not a readable Parquet file ({exc})") from None
+        _check_columns(path, list(pf.schema_arrow.names), required)
         present = [f for f in fields if f in pf.schema_arrow.names]
         row = 0
         for batch in pf.iter_batches(columns=present or None, batch_size=8192):
@@ -263,29 +394,57 @@ def _iter_parquet(path: str | os.PathLike[str], fields: list[str]) -> Iterator[t
                 yield row, rec
 
 
-def _iter_txtdir(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in {".txt", ".text", ".md"})
+#: The files of a folder that are documents.
+TEXT_SUFFIXES = (".txt",)
+
+
+def _iter_txtdir(path: Path, skipped: list[dict[str, Any]] | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each ``.txt`` file of a folder (and its sub-folders) as a document whose id is its relative path."""
+    every = sorted(p for p in path.rglob("*") if p.is_file())
+    files = [p for p in every if p.suffix.lower() in TEXT_SUFFIXES]
+    if not files:
+        others = ", ".join(str(p.relative_to(path)) for p in every[:3]) + (", ..." if len(every) > 3 else "")
+        held = f"it holds {len(every)} other files: {others}" if every else "it is empty"
+        raise InputError(path, None, f"no .txt files in this folder ({held}); only .txt files are read")
     for i, file in enumerate(files, start=1):
         try:
             text = file.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(file, None, f"invalid UTF-8 at byte {exc.start}") from None
+            _bad(InputError(file, None, f"invalid UTF-8 at byte {exc.start}"), skipped)
+            continue
         yield i, {"id": str(file.relative_to(path)), "text": text}
 
 
-def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line or row number, record) for every record of a supported file or folder."""
+def iter_records(path: str | os.PathLike[str], fields: list[str] | None = None,
+                 skipped: list[dict[str, Any]] | None = None,
+                 required: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row number, record) for every record of a supported file or folder.
+
+    ``skipped``: a list to skip corrupt lines into (else they are errors); ``required``: the columns a
+    CSV or Parquet file must have, by what they hold (``{"id": "doc_id", "text": "body"}``).
+    """
     p: str | Path = path if is_url(path) else Path(path)  # type: ignore[assignment]
     if not source_exists(p):
         raise InputError(p, None, "no such file or folder")
     fmt = detect_format(p)
     if fmt == "jsonl":
-        return iter_jsonl(p)
+        return iter_jsonl(p, skipped)
     if fmt == "csv":
-        return _iter_csv(p)
+        return _iter_csv(p, required or {}, skipped)
     if fmt == "parquet":
-        return _iter_parquet(p, fields or [])
-    return _iter_txtdir(Path(p))
+        return _iter_parquet(p, fields or [], required or {})
+    return _iter_txtdir(Path(p), skipped)
+
+
+def _required(cfg: ReadConfig) -> dict[str, str]:
+    return {"id": cfg.id_field, "text": cfg.text_field}
+
+
+def _skip_list(cfg: ReadConfig, skipped: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Where a reader skips into: ``skipped`` (a new list when None) under ``on_error="skip"``, else None (raise)."""
+    if cfg.on_error != "skip":
+        return None
+    return skipped if skipped is not None else []
 
 
 def _read_config(read: ReadConfig | None, fields: dict[str, Any]) -> ReadConfig:
@@ -302,17 +461,22 @@ def read_corpus(path: str | os.PathLike[str], read: ReadConfig | None = None, la
     """
     cfg = _read_config(read, fields)
     wanted = [cfg.id_field, cfg.text_field] + ([label_field] if label_field else [])
-    corpus = read_records(iter_records(path, wanted), source=str(path), read=cfg, label_field=label_field)
+    skipped: list[dict[str, Any]] = []
+    records = iter_records(path, wanted, _skip_list(cfg, skipped), _required(cfg))
+    corpus = read_records(records, source=str(path), read=cfg, label_field=label_field, skipped=skipped)
     if len(corpus) == 0:
         raise InputError(path, None, "no documents found (empty input)")
     return corpus
 
 
 def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
-                 read: ReadConfig | None = None, label_field: str | None = None, **fields: Any) -> Corpus:
-    """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus`."""
+                 read: ReadConfig | None = None, label_field: str | None = None,
+                 skipped: list[dict[str, Any]] | None = None, **fields: Any) -> Corpus:
+    """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus` (skips listed in ``skipped``,
+    which becomes :attr:`Corpus.skipped`)."""
     cfg = _read_config(read, fields)
-    corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source)
+    corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source,
+                    skipped=skipped if skipped is not None else [])
     for doc in iter_documents(records, source, cfg, corpus.skipped, label_field):
         if not doc.text.strip():
             corpus.n_empty += 1
@@ -354,19 +518,17 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
         try:
             doc_id = str(_field(rec, id_field, source, lineno, kinds=(str, int)))
             text = _field(rec, text_field, source, lineno, kinds=(str,))
-            key: Any = xxhash.xxh3_64_intdigest(doc_id.encode("utf-8", "surrogatepass")) if id_hashes else doc_id
+            key: Any = xxhash.xxh3_64_intdigest(doc_id.encode("utf-8")) if id_hashes else doc_id
             if key in seen:
                 raise InputError(source, lineno, f"duplicate id {doc_id!r} (first seen on line {seen[key]})", id_field)
+            label = cluster_label(rec.get(label_field), source, lineno, label_field) if label_field else None
         except InputError as exc:
             if on_error == "raise":
                 raise
             if skipped is not None:
-                skipped.append({"line": lineno, "error": str(exc)})
+                skipped.append(skip_entry(exc))
             continue
         seen[key] = lineno
-        label = None
-        if label_field is not None and rec.get(label_field) is not None:
-            label = str(rec[label_field])
         more = {k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra else None
         yield Document(line=lineno, id=doc_id, text=text, label=label, extra=more)
 
@@ -386,7 +548,8 @@ def iter_batches(path: str | os.PathLike[str], read: ReadConfig, batch_docs: int
         raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
     fields = None if extra else [read.id_field, read.text_field]
     batch: list[Document] = []
-    for doc in iter_documents(iter_records(path, fields), str(path), read, skipped, id_hashes=True, extra=extra):
+    records = iter_records(path, fields, _skip_list(read, skipped), _required(read))
+    for doc in iter_documents(records, str(path), read, skipped, id_hashes=True, extra=extra):
         batch.append(doc)
         if len(batch) >= batch_docs:
             yield batch
@@ -404,18 +567,37 @@ def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tupl
     if isinstance(value, bool) or not isinstance(value, kinds):
         expected = " or ".join(k.__name__ for k in kinds)
         raise InputError(source, lineno, f"expected {expected}, got {type(value).__name__}", name)
+    if isinstance(value, str) and (problem := text_problem(value)):
+        raise InputError(source, lineno, problem, name)
     return value
 
 
+def pair_label(value: Any, path: str | os.PathLike[str], line: int | None, field: str = "label") -> int:
+    """A pair label as read: 1 (duplicate) or 0, given as 0, 1, true or false; anything else is an error.
+
+    >>> pair_label(True, "p", 1), pair_label(0, "p", 2)
+    (1, 0)
+    >>> pair_label("0", "p.jsonl", 3)
+    Traceback (most recent call last):
+    ...
+    neardup.io.read.InputError: p.jsonl, line 3, field 'label': a pair label must be 0, 1, true or false, got str "0"
+    """
+    if type(value) not in (int, bool) or value not in (0, 1):
+        raise InputError(path, line, f"a pair label must be 0, 1, true or false, got {type(value).__name__} "
+                                     f"{_show(value)}", field)
+    return int(value)
+
+
 def read_pair_labels(path: str | os.PathLike[str]) -> list[tuple[str, str, int]]:
-    """Labelled pairs ``(a, b, label)`` from a pairs JSONL file (label 1 = duplicate)."""
+    """Labelled pairs ``(a, b, label)`` from a pairs JSONL file (label 1 = duplicate; see :func:`pair_label`)."""
     out = []
     p = Path(path)
     for lineno, rec in iter_jsonl(p):
         for name in ("a", "b", "label"):
             if name not in rec:
                 raise InputError(p, lineno, "missing field", name)
-        out.append((str(rec["a"]), str(rec["b"]), int(bool(rec["label"]))))
+        a, b = (str(_field(rec, name, str(p), lineno, kinds=(str, int))) for name in ("a", "b"))
+        out.append((a, b, pair_label(rec["label"], p, lineno)))
     if not out:
         raise InputError(p, None, "no labelled pairs found (empty input)")
     return out

@@ -1,6 +1,8 @@
 """Write results atomically: each file goes to a temporary name in the same folder, then is renamed.
 
-Owns the output files (clusters.parquet, pairs.parquet, summary.json, JSONL, gzipped or not); must not compute them.
+Owns the output files (clusters.parquet, pairs.parquet, summary.json, JSONL, gzipped or not) and the
+check every command and API call makes on them before any work (:func:`check_outputs`: never an
+input, never an existing file unless overwriting, a folder that can be written); must not compute them.
 An interrupted run leaves either the previous complete file or none, never a half-written one.
 """
 
@@ -18,6 +20,78 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+
+class OutputError(ValueError):
+    """An output that must not or cannot be written: it is an input, it exists (and overwriting was not
+    asked for), or its folder is a file or cannot be written. Raised before any work starts."""
+
+
+PathLike = str | os.PathLike[str]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _check_folder(folder: Path, what: str) -> None:
+    """``folder`` is a folder that can be written, or can be made: its nearest existing ancestor is a
+    writable folder (tried by creating and removing a file there, which also catches read-only mounts)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"{folder}: {what} is not a folder ({existing} is a file)"
+                          if existing != folder else f"{folder}: {what} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".neardup-probe-", dir=existing)
+    except OSError as exc:
+        raise OutputError(f"{folder}: {what} is not writable ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_outputs(files: list[PathLike] | tuple[PathLike, ...] = (), folders: list[PathLike] | tuple[PathLike, ...] = (),
+                  inputs: list[PathLike] | tuple[PathLike, ...] = (), overwrite: bool = False) -> None:
+    """Refuse, before any work, outputs that would destroy an input or an earlier result, or could not
+    be written: each of ``files`` must not be one of ``inputs`` (URLs are not compared) nor exist unless
+    ``overwrite``; each of ``folders`` and each file's folder must be (or be creatable as) a writable
+    folder. Raises :class:`OutputError` naming the path.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "in.jsonl").write_text("{}")
+    >>> check_outputs(files=[d / "out" / "a.parquet"], inputs=[d / "in.jsonl"])
+    >>> check_outputs(files=[d / "in.jsonl"], inputs=[d / "in.jsonl"], overwrite=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neardup.io.write.OutputError: ... is an input: refusing to write over it
+    """
+    local_inputs = [Path(p) for p in inputs if not (isinstance(p, str) and "://" in p)]
+    for folder in folders:
+        _check_folder(Path(folder), "the output folder")
+    seen: set[Path] = set()
+    for file in map(Path, files):
+        if any(_same_file(file, src) for src in local_inputs):
+            raise OutputError(f"{file} is an input: refusing to write over it")
+        if file.resolve() in seen:
+            raise OutputError(f"{file} is named twice as an output")
+        seen.add(file.resolve())
+        _check_folder(file.parent, "the folder of this output")
+        if file.is_dir():
+            raise OutputError(f"{file}: is a folder, not a file")
+        if file.exists() and not overwrite:
+            raise OutputError(f"{file} exists: give --overwrite (overwrite=True) to replace it")
+
+
+def clear_stale(files: list[PathLike] | tuple[PathLike, ...]) -> None:
+    """Remove the temporary files a killed writer left beside ``files`` (``.NAME.*.tmp``, see :func:`atomic_path`)."""
+    for file in map(Path, files):
+        if file.parent.is_dir():
+            for tmp in file.parent.glob(f".{file.name}.*.tmp"):
+                tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -86,7 +160,8 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]], gz: bool = False) -> int:
-    """Write records as JSONL (gzip-compressed with ``gz``) atomically; returns the count.
+    """Write records as JSONL (gzip-compressed with ``gz``) atomically; returns the count. A record whose
+    strings are not all valid Unicode (a lone surrogate read from a JSON escape) is written with escapes.
 
     >>> import gzip, pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl.gz"
@@ -98,7 +173,13 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterator[dict[str, Any]],
     count = 0
     with atomic_text(path, gz) as fh:
         for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default))
+            line = json.dumps(rec, ensure_ascii=False, default=_json_default)
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in the input): kept as JSON escapes
+                    line = json.dumps(rec, ensure_ascii=True, default=_json_default)
+            fh.write(line)
             fh.write("\n")
             count += 1
     return count

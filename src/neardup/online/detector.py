@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from neardup.config import ConfigError, MinHashConfig, NormalizeConfig
+from neardup.io.read import text_problem
 from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep, minhash_method
 from neardup.online.features import DocFeatures, featurize, pack, prefix_fraction, sentence_sequences, unpack
 from neardup.online.store import DocRecord, Store, count_votes
@@ -377,6 +378,9 @@ class Preparer:
             raise InvalidDocument(f"must be a string, got {type(text).__name__}", "text", index)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidDocument(f"must be an object, got {type(metadata).__name__}", "metadata", index)
+        for name, value in (("id", doc_id), ("text", text), *(metadata or {}).items()):
+            if problem := _not_text(name) or _not_text(value):
+                raise InvalidDocument(problem, str(name), index)
         features = featurize(text, self.config.n, self.config.normalize)
         probe = self.step.probe(features)
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -395,6 +399,17 @@ class Preparer:
                 doc_id, text, *rest = item
                 prepared.append(self.one(doc_id, text, rest[0] if rest else None, i))
         return prepared
+
+
+def _not_text(value: Any) -> str | None:
+    """Why a value (a string, or the strings inside a list or object) is not valid Unicode text, or None."""
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, Mapping):
+        return next((p for k, v in value.items() if (p := _not_text(k) or _not_text(v))), None)
+    if isinstance(value, (list, tuple)):
+        return next((p for v in value if (p := _not_text(v))), None)
+    return None
 
 
 class _Batch:

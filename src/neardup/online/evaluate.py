@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from neardup.config import ConfigError
-from neardup.io.read import InputError, iter_records
+from neardup.io.read import InputError, cluster_label, iter_records, text_problem
 from neardup.io.write import atomic_text
 from neardup.online.detector import Detector, OnlineConfig, latency_summary
 from neardup.online.features import featurize, pack, sentence_sequences, unpack
@@ -144,6 +144,9 @@ def load_stream(path: str | os.PathLike[str], order: str = "given", time_field: 
         text = rec.get(text_field)
         if not isinstance(text, str):
             raise InputError(p, lineno, "missing or not a string", text_field)
+        for name, value in ((id_field, doc_id), (text_field, text)):
+            if problem := text_problem(value):
+                raise InputError(p, lineno, problem, name)
         label = rec.get(label_field)
         if order == "time":
             try:
@@ -152,7 +155,7 @@ def load_stream(path: str | os.PathLike[str], order: str = "given", time_field: 
                 raise InputError(p, lineno, str(exc), time_field) from None
         ids.append(doc_id)
         texts.append(text)
-        labels.append(None if label is None else str(label))
+        labels.append(cluster_label(label, p, lineno, label_field))
         records.append(rec)
     if not ids:
         raise InputError(p, None, "no documents found (empty input)")
@@ -415,12 +418,14 @@ def split_components(path: str | os.PathLike[str], out_a: str | os.PathLike[str]
     from neardup.text.shingle import shingle_many
 
     p = Path(path)
-    records = [rec for _, rec in iter_records(p, [id_field, text_field, label_field])]
+    numbered = list(iter_records(p, [id_field, text_field, label_field]))
+    records = [rec for _, rec in numbered]
     if not records:
         raise InputError(p, None, "no documents found (empty input)")
-    for i, rec in enumerate(records, start=1):
+    for line, rec in numbered:
         if not isinstance(rec.get(text_field), str):
-            raise InputError(p, i, "missing or not a string", text_field)
+            raise InputError(p, line, "missing or not a string", text_field)
+        cluster_label(rec.get(label_field), p, line, label_field)
     sets = shingle_many(normalize_many([r[text_field] for r in records]), ShingleConfig(n=n))
     left, right, shared = shared_shingle_pairs(sets, max_df=max_df)
     sizes = sets.sizes

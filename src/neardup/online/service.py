@@ -14,8 +14,9 @@ Routes (all JSON; every route but ``/health``, ``/openapi.json`` and ``/docs`` n
 * ``GET /health`` (liveness + store counts), ``GET /metrics`` (counts, latency percentiles).
 
 Errors: 400 body is not JSON; 401 missing/wrong token; 404 unknown id; 409 conflicting id;
-413 body over ``max_body_bytes`` or more than ``max_batch`` documents; 422 a field missing or of the
-wrong type (``loc`` names the list index and field); 503 the store failed.
+413 body over ``max_body_bytes`` or more than ``max_batch`` documents; 422 a field missing, of the
+wrong type, or holding a lone surrogate (``"\\ud800"``: valid JSON, not text; ``loc`` names the list
+index and field); 503 the store failed or is damaged (``/health`` too, with the reason), never 500.
 """
 
 from __future__ import annotations
@@ -154,8 +155,14 @@ async def _send_json(send: Callable[[Message], Awaitable[None]], status: int, bo
     await send({"type": "http.response.body", "body": data})
 
 
-def _error(status: int, detail: Any, **extra: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail, **extra}, status_code=status)
+def _error(code: int, detail: Any, **extra: Any) -> JSONResponse:
+    """A JSON error response ``{"detail": ..., **extra}`` (``extra`` may hold a ``status`` field)."""
+    return JSONResponse({"detail": detail, **extra}, status_code=code)
+
+
+def _shown(name: Any) -> Any:
+    """A field name as a response can hold it: a lone surrogate escaped (JSON responses are UTF-8)."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(name, str) else name
 
 
 def _validation_errors(payload: Any, max_batch: int) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
@@ -264,7 +271,7 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
         except ConflictError as exc:
             return _error(409, str(exc), id=exc.doc_id, index=exc.index)
         except InvalidDocument as exc:
-            loc: list[Any] = ["body"] + ([] if isinstance(payload, dict) else [exc.index]) + [exc.field]
+            loc: list[Any] = ["body"] + ([] if isinstance(payload, dict) else [exc.index]) + [_shown(exc.field)]
             return _error(422, [{"loc": loc, "msg": exc.reason, "type": "value_error"}])
         out = [a.to_dict() for a in answers]
         return out[0] if isinstance(payload, dict) else out

@@ -280,6 +280,8 @@ def _sqlite_errors(method: _F) -> _F:
             raise
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
+        except sqlite3.ProgrammingError as exc:  # e.g. the store was closed (the service shutting down)
+            raise StoreError(f"{self.location}: {exc}") from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -387,7 +389,7 @@ class SQLiteStore(Store):
                 return
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, sqlite3.ProgrammingError) as exc:
                 raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
             self._reserved = 0
             try:
@@ -424,8 +426,12 @@ class SQLiteStore(Store):
                           "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
     def _record(self, row: tuple[Any, ...], payload: bool) -> DocRecord:
+        try:
+            evidence, metadata = json.loads(row[7]), json.loads(row[8])
+        except (TypeError, ValueError) as exc:  # a damaged page can hold anything
+            raise StoreError(f"{self.location}: damaged record of document {row[1]!r} ({exc})") from None
         rec = DocRecord(seq=row[0], id=row[1], status=row[2], original_id=row[3], matched_id=row[4], score=row[5],
-                        update_of=row[6], evidence=json.loads(row[7]), metadata=json.loads(row[8]),
+                        update_of=row[6], evidence=evidence, metadata=metadata,
                         created_at=row[9], text_hash=row[10])
         if payload:
             rec.text, rec.features, rec.keys = row[11], row[12], row[13]
