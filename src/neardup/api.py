@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from neardup.calibrate import resolve
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.io.read import Corpus, read_corpus, read_records
 from neardup.results import DedupResult, MatchResult
@@ -27,9 +28,12 @@ def make_config(method: str | None = None, threshold: float | None = None, confi
     """A :class:`DedupConfig` from a base config, a method, a threshold and ``stage__field`` options.
 
     >>> make_config("simhash", shingle__n=5).shingle
-    ShingleConfig(n=5, char=True)
+    ShingleConfig(n=5, char=True, sample=1)
+    >>> make_config().method  # the default: calibrated on the corpus (neardup.calibrate)
+    'auto'
+
     """
-    cfg = config or DedupConfig(method=method or "minhash")
+    cfg = config or DedupConfig(method=method or "auto")
     changes = {k: v for k, v in (("method", method), ("threshold", threshold)) if v is not None}
     if config is not None and changes:
         cfg = cfg.replace(**changes)
@@ -118,7 +122,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     if eng.name == "memory":
         from neardup.engine.memory import run_memory
 
-        return run_memory(_corpus(data, read_cfg), cfg, eng, read_cfg, output, source=source)
+        corpus = _corpus(data, read_cfg)
+        return run_memory(corpus, resolve(cfg, corpus.texts), eng, read_cfg, output, source=source)
     return _run_sharded(data, cfg, eng, read_cfg, output)
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from neardup import methods as _registry
 
-MethodName = Literal["minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
+MethodName = Literal["auto", "minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
 #: Every method name, in the order the documentation lists them (each is a file of :mod:`neardup.methods`).
 METHODS: tuple[str, ...] = get_args(MethodName)
 EngineName = Literal["memory", "local", "ray"]
@@ -359,6 +359,8 @@ class DedupConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)
+    #: For a configuration chosen by ``method="auto"``: the corpus profile it was chosen from, and the choice.
+    calibration: dict[str, Any] | None = field(default=None, compare=False)
     # Which settings came from the method's defaults ("threshold", "shingle__n", ...): replace() re-derives them.
     defaulted: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 

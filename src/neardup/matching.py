@@ -26,6 +26,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neardup import methods
+from neardup.calibrate import resolve
 from neardup.candidates.crossindex import KeyIndex
 from neardup.config import ConfigError, DedupConfig, ReadConfig
 from neardup.io.read import InputError, iter_batches, read_corpus
@@ -130,14 +131,14 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
     benchmark task); the leaked fraction is reported per set (default: one set, the file name).
     With ``output``, ``matches.parquet`` and ``summary.json`` are written there.
     """
-    cfg = config or DedupConfig()
     read = read or ReadConfig()
+    qcorpus = read_corpus(queries, read, label_field=group_field)
+    cfg = resolve(config or DedupConfig(), qcorpus.texts)
     method: Method = methods.get(cfg)
     if not method.matchable:
         supported = ", ".join(name for name in methods.names() if methods.method_class(name).matchable)
         raise ConfigError(f"match supports --method {supported}; got {cfg.method!r}")
     t_start = time.perf_counter()
-    qcorpus = read_corpus(queries, read, label_field=group_field)
     prep = prepare(qcorpus, cfg, progress=progress, max_chars=read.max_chars)
     probe: _KeyedProbe | _VectorProbe = (_KeyedProbe(method, prep.rep) if isinstance(method, KeyedMethod)
                                          else _VectorProbe(method, prep.rep))  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neardup import methods
+from neardup.calibrate import resolve
 from neardup.cluster import cluster_pairs
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig
 from neardup.engine.summary import build_summary
@@ -80,6 +81,7 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     >>> prep.signatures.shape
     (2, 128)
     """
+    config = resolve(config, corpus.texts)
     method = methods.get(config)
     limit = max_chars or DEFAULT_MAX_CHARS
     timings: dict[str, float] = {"represent": 0.0}
@@ -136,7 +138,7 @@ def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndar
 
 def run_prepared(prep: Prepared, config: DedupConfig | None = None) -> DedupResult:
     """Finish a run from prepared representations (candidates, verify, cluster, summary)."""
-    cfg = config or prep.config
+    cfg = prep.config if config is None or config.method == "auto" else config
     if not prep.compatible_with(cfg):
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     left, right, scores, info = find_pairs(prep, cfg)
@@ -163,8 +165,7 @@ def run(corpus: Corpus, config: DedupConfig | None = None, progress: bool = Fals
     >>> r.groups()
     [['0', '1']]
     """
-    cfg = config or DedupConfig()
-    return run_prepared(prepare(corpus, cfg, progress=progress), cfg)
+    return run_prepared(prepare(corpus, config or DedupConfig(), progress=progress))
 
 
 __all__ = ["Prepared", "candidate_pairs", "find_pairs", "prepare", "run", "run_prepared"]

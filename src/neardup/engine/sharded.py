@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from neardup import methods
+from neardup.calibrate import SAMPLE_DOCS, resolve
 from neardup.cluster import Clusters, cluster_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
@@ -62,10 +63,10 @@ class ShardedRun:
                  engine: EngineConfig | None = None, read: ReadConfig | None = None) -> None:
         self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
         self.outdir = Path(outdir)
-        self.config = config
-        self.method = methods.get(config)
-        self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.read = read or ReadConfig()
+        self.config = config if config.method != "auto" else resolve(config, self._sample_texts(input_path))
+        self.method = methods.get(self.config)
+        self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
         self.plan = make_plan(self.engine)
         self.timings: dict[str, float] = {}
@@ -78,6 +79,12 @@ class ShardedRun:
         self.source_name = str(self.input)
 
     # ---- helpers -------------------------------------------------------------------------
+    def _sample_texts(self, path: str | os.PathLike[str]) -> list[str]:
+        """The texts of the input's first documents (those ``method="auto"`` is calibrated on)."""
+        for batch in iter_batches(path, self.read.replace(on_error="skip"), SAMPLE_DOCS):
+            return [doc.text for doc in batch]
+        return []
+
     def workers(self) -> ProcessPoolExecutor | InlineExecutor:
         """This process's worker processes: started on first use, shared by the stages, stopped by :meth:`close`."""
         if self._pool is None:

@@ -35,6 +35,8 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
     largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
     names = dict(zip(np.sort(largest).tolist(), ids_of(np.sort(largest))))
     n_reps = int(reps.sum())
+    params = dict(params)
+    calibration = params.pop("calibration", None)
     return {
         "input": source,
         "n_docs": n,
@@ -52,6 +54,7 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
         "largest_clusters": [{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
                               "oversized": bool(clusters.oversized[i])} for i in largest],
         "params": params,
+        **({"calibration": calibration} if calibration else {}),
         "engine": engine,
         "timings": {k: round(v, 4) for k, v in timings.items()} | {"total": round(seconds, 4)},
         "docs_per_second": round(n / seconds, 1) if seconds > 0 else None,

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.calibrate import resolve
 from neardup.config import DedupConfig
 from neardup.eval.metrics import adjusted_rand_index, pair_label_scores, pairwise_scores
 from neardup.io.read import Corpus, InputError, is_pair_file, read_corpus, read_pair_labels
@@ -104,7 +105,7 @@ def evaluate(data: LabelledData | str | os.PathLike[str], config: DedupConfig | 
     1.0
     """
     d = data if isinstance(data, LabelledData) else load_labelled(data)
-    cfg = config or DedupConfig()
+    cfg = resolve(config or DedupConfig(), d.corpus.texts)
     t0 = time.perf_counter()
     if prepared is not None and prepared.corpus is d.corpus and prepared.compatible_with(cfg):
         # Re-use the representation (embeddings are expensive); count the time it took.

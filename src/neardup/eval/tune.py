@@ -25,6 +25,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neardup import methods
+from neardup.calibrate import resolve
 from neardup.cluster import cluster_pairs
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
@@ -197,6 +198,7 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
     for plots).
     """
     t0 = time.perf_counter()
+    base = resolve(base, validation.corpus.texts)
     prep = prepare(validation.corpus, base, progress=progress)
     trials = sweep(validation, base, thresholds, progress=progress, prep=prep)
     best = best_trial(trials)

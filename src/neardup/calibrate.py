@@ -1,0 +1,188 @@
+"""The default that needs no labels: read the corpus's own statistics (how damaged its characters and
+words are, which script it is written in) and choose the representation and threshold from them.
+
+Owns the noise profile of a sample of texts and the shipped mapping from profile to configuration,
+fitted once on the three labelled Reuters days under the noise generator's presets (see docs/quality.md);
+must not run the pipeline (:func:`resolve` returns a configuration).
+
+Two measures, both read from the first documents of the input:
+
+* **character damage** ``damage``: the share of character 5-grams seen only once in the first
+  :data:`SAMPLE_CHARS` normalized characters, minus the share clean text of that length has
+  (:data:`CLEAN_RARE`; every corrupted character makes up to five new 5-grams). 0 on clean news,
+  0.02 with light OCR noise, 0.10 to 0.16 with heavy;
+* **variant rate** ``variant``: the share of words that are rare (seen once) yet one edit away from a
+  frequent word (seen five times or more): typos, OCR errors and hash-busting make such near-misses,
+  clean text hardly any (0.006 to 0.011 on clean news, 0.05 in hash-busting spam).
+
+Clean text gets word 4-grams at 0.45 (less as damage grows); damaged or tampered text gets character
+5-grams at ``0.80 * exp(-7 * damage)`` (fitted on the presets; it also held under a noise model of
+another library, docs/quality.md). Text written without spaces between words (Chinese, Japanese, Thai,
+...) is recognised by its script and gets character shingles sized for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neardup.config import DedupConfig, NormalizeConfig
+from neardup.text.normalize import normalize
+from neardup.text.shingle import _ngram_hashes, char_unit_hashes
+
+#: Documents, words and normalized characters of the sample the profile is read from (the first ones).
+SAMPLE_DOCS = 2000
+SAMPLE_WORDS = 300_000
+SAMPLE_CHARS = 400_000
+#: Below this many characters the sample says too little: the clean default is kept.
+MIN_CHARS = 20_000
+#: Share of character 5-grams seen once in clean news of that many normalized characters (mean of BBC,
+#: Reuters-21578, 20 Newsgroups and AG News): the baseline damage is measured against.
+CLEAN_RARE: tuple[tuple[int, float], ...] = ((25_000, 0.304), (50_000, 0.217), (100_000, 0.157), (200_000, 0.105),
+                                             (400_000, 0.069), (800_000, 0.044))
+#: Word shingles while damage and the variant rate stay under these; character shingles above.
+WORD_MAX_DAMAGE = 0.025
+WORD_MAX_VARIANT = 0.035
+#: Thresholds: ``top * exp(-decay * damage)`` for word 4-grams and for character 5-grams.
+WORD_THRESHOLD = (0.45, 5.6)
+CHAR_THRESHOLD = (0.80, 7.0)
+#: Scripts written without spaces between words, by code point range: character shingles of this size.
+SPACELESS: tuple[tuple[str, int, int, int], ...] = (
+    ("han", 0x3400, 0x9FFF, 2), ("han", 0xF900, 0xFAFF, 2), ("kana", 0x3040, 0x30FF, 2), ("kana", 0xFF66, 0xFF9F, 2),
+    ("thai", 0x0E00, 0x0E7F, 4), ("lao", 0x0E80, 0x0EFF, 4), ("myanmar", 0x1000, 0x109F, 4), ("khmer", 0x1780, 0x17FF, 4),
+)
+#: Share of letters in such scripts from which a corpus is treated as spaceless.
+SPACELESS_FROM = 0.3
+#: Threshold of the weighted overlap of character shingles for spaceless text.
+SPACELESS_THRESHOLD = 0.6
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class NoiseProfile:
+    """What a sample of texts says about the corpus.
+
+    >>> p = profile(["The cat sat on the mat."] * 3)
+    >>> p.words, p.script, p.damage  # too little text to measure damage: 0
+    (15, 'spaced', 0.0)
+    """
+
+    docs: int
+    words: int
+    chars: int
+    damage: float
+    variant: float
+    spaceless: float
+    script: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (rounded)."""
+        return {k: round(v, 5) if isinstance(v, float) else v for k, v in dataclasses.asdict(self).items()}
+
+
+def _deletes(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
+def _script(cps: np.ndarray) -> tuple[float, str]:
+    """Share of letters in spaceless scripts, and the commonest such script."""
+    letters = int(((cps >= 0x41) & ~((cps >= 0x5B) & (cps <= 0x60)) & ~((cps >= 0x7B) & (cps <= 0xBF))).sum())
+    counts: Counter[str] = Counter()
+    for name, lo, hi, _ in SPACELESS:
+        counts[name] += int(((cps >= lo) & (cps <= hi)).sum())
+    total = sum(counts.values())
+    if not total or not letters:
+        return 0.0, "spaced"
+    return total / letters, counts.most_common(1)[0][0]
+
+
+def _rare_grams(text: str, n: int = 5) -> float:
+    """Share of the character ``n``-grams of ``text`` that occur once in it."""
+    grams, _ = _ngram_hashes(char_unit_hashes(text), np.array([len(text)], dtype=np.int64), n)
+    if grams.size == 0:
+        return 0.0
+    _, counts = np.unique(grams, return_counts=True)
+    return float((counts == 1).sum() / grams.size)
+
+
+def _clean_rare(chars: int) -> float:
+    xs, ys = zip(*CLEAN_RARE)
+    return float(np.interp(math.log(max(chars, 1)), np.log(xs), ys))
+
+
+def profile(texts: Iterable[str], normalize_config: NormalizeConfig | None = None, max_docs: int = SAMPLE_DOCS
+            ) -> NoiseProfile:
+    """The noise profile of the first ``max_docs`` texts (normalized as the pipeline normalizes them)."""
+    sample: list[str] = []
+    words: list[str] = []
+    normalized = ""
+    for text in texts:
+        if len(sample) >= max_docs or (len(words) >= SAMPLE_WORDS and len(normalized) >= SAMPLE_CHARS):
+            break
+        sample.append(text)
+        if len(words) < SAMPLE_WORDS:
+            words.extend(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and not w.isdigit())
+        if len(normalized) < SAMPLE_CHARS:
+            normalized += normalize(text, normalize_config) + " "
+    normalized = normalized[:SAMPLE_CHARS]
+    spaceless, script = _script(np.frombuffer(normalized.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+    counts = Counter(words)
+    frequent = {w for w, c in counts.items() if c >= 5}
+    near = set(frequent)
+    for w in frequent:
+        near |= _deletes(w)
+    variant = sum(1 for w, c in counts.items()
+                  if c == 1 and len(w) >= 4 and (w in near or not near.isdisjoint(_deletes(w)))) / max(1, len(words))
+    damage = max(0.0, _rare_grams(normalized) - _clean_rare(len(normalized))) if len(normalized) >= MIN_CHARS else 0.0
+    return NoiseProfile(docs=len(sample), words=len(words), chars=len(normalized), damage=damage, variant=variant,
+                        spaceless=spaceless, script=script if spaceless >= SPACELESS_FROM else "spaced")
+
+
+def _decay(top_and_rate: tuple[float, float], damage: float) -> float:
+    top, rate = top_and_rate
+    return round(top * math.exp(-rate * damage), 3)
+
+
+def choose(p: NoiseProfile) -> dict[str, Any]:
+    """The configuration a profile calls for, as ``DedupConfig.replace`` keywords (method included).
+
+    >>> choose(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07, spaceless=0.0,
+    ...                     script="spaced"))
+    {'method': 'minhash', 'shingle__char': True, 'shingle__n': 5, 'threshold': 0.397}
+    """
+    if p.script != "spaced":
+        n = next(size for name, _, _, size in SPACELESS if name == p.script)
+        return {"method": "minhash", "shingle__char": True, "shingle__n": n, "threshold": SPACELESS_THRESHOLD}
+    if p.chars < MIN_CHARS or (p.damage < WORD_MAX_DAMAGE and p.variant < WORD_MAX_VARIANT):
+        return {"method": "minhash", "shingle__char": False, "shingle__n": 4,
+                "threshold": _decay(WORD_THRESHOLD, p.damage)}
+    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": _decay(CHAR_THRESHOLD, p.damage)}
+
+
+def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
+    """``config`` itself, or for ``method="auto"`` the configuration the texts' profile calls for, with the
+    profile and the choice recorded in ``config.calibration`` (and so in a run's summary). Settings the
+    user gave (anything but the method's defaults) are kept."""
+    if config.method != "auto":
+        return config
+    p = profile(texts)
+    choice = choose(p)
+    keep = {k: v for k, v in choice.items() if k == "method" or k not in _given(config)}
+    resolved = config.replace(**keep)
+    return dataclasses.replace(resolved, calibration={"profile": p.to_dict(), "choice": choice})
+
+
+def _given(config: DedupConfig) -> set[str]:
+    """The settings of ``config`` that were set, not taken from the method's defaults."""
+    out = {"threshold", "shingle__char", "shingle__n"} - set(config.defaulted)
+    return out
+
+
+__all__ = ["NoiseProfile", "choose", "profile", "resolve"]
