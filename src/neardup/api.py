@@ -57,19 +57,20 @@ def _python_input(data: Iterable[Any], read: ReadConfig) -> tuple[list[dict[str,
     return [dict(x) for x in items], read
 
 
-def _corpus(data: Data, read: ReadConfig) -> Corpus:
+def _corpus(data: Data, read: ReadConfig, keep: tuple[str, ...] = ()) -> Corpus:
     if isinstance(data, Corpus):
         return data
     if _is_path(data):
-        return read_corpus(data, read)  # type: ignore[arg-type]
+        return read_corpus(data, read, keep=keep)  # type: ignore[arg-type]
     records, cfg = _python_input(data, read)  # type: ignore[arg-type]
-    return read_records(records, read=cfg)
+    return read_records(records, read=cfg, keep=keep)
 
 
 def dedup(data: Data, method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
           engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
           read: ReadConfig | None = None, text_field: str | None = None, id_field: str | None = None,
-          on_error: str | None = None, progress: bool = False, **stage_options: Any) -> DedupResult:
+          on_error: str | None = None, progress: bool = False, evidence: bool | None = None,
+          **stage_options: Any) -> DedupResult:
     """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
 
     ``method`` and ``threshold`` (or a whole ``config``) say what is computed; ``stage_options`` are
@@ -77,8 +78,10 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
     or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
     same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
-    ``summary.json`` into (a chunked run's result is then read from it when first used). ``read`` (or
-    ``text_field``, ``id_field``, ``on_error``) says how records become documents.
+    ``summary.json`` into (a chunked run's result is then read from it when first used), and
+    ``evidence.parquet`` unless ``evidence=False`` (or ``EngineConfig(evidence=False)``): why each pair
+    matched (:meth:`DedupResult.evidence`). ``read`` (or ``text_field``, ``id_field``, ``on_error``)
+    says how records become documents.
 
     >>> r = dedup(["The cat sat on the mat.", "the cat sat on the mat", "A dog barked."])
     >>> r.groups(), r.representatives
@@ -87,13 +90,16 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
     eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    if evidence is not None:
+        eng = eng.replace(evidence=evidence)
     source = str(data) if _is_path(data) else None
     if not _is_path(data) and not isinstance(data, Corpus):
         data = list(data)  # a generator is read once
     if eng.name == "memory":
         from neardup.engine.memory import run_memory
 
-        return run_memory(_corpus(data, read_cfg), cfg, eng, read_cfg, output, source=source)
+        keep = (cfg.cluster.representative_field,) if cfg.cluster.representative_field else ()
+        return run_memory(_corpus(data, read_cfg, keep), cfg, eng, read_cfg, output, source=source)
     return _run_sharded(data, cfg, eng, read_cfg, output)
 
 
@@ -117,7 +123,8 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
         else:
             assert scratch is not None
             if isinstance(data, Corpus):
-                records = [{"id": i, "text": t} for i, t in zip(data.ids, data.texts)]
+                records = [{**{k: v[j] for k, v in data.fields.items()}, "id": i, "text": t}
+                           for j, (i, t) in enumerate(zip(data.ids, data.texts))]
                 read = ReadConfig(max_chars=read.max_chars)
             else:
                 records, read = _python_input(data, read)  # type: ignore[arg-type]
@@ -131,9 +138,11 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
             run.source_name = "<memory>"
         summary = run.run()
         result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
-                                         id_field=read.id_field)
+                                         id_field=read.id_field, text_field=read.text_field)
         if output is None:
             result.ids  # noqa: B018 - read everything before the folder goes
+            if result.has_evidence:
+                result.evidence_table()
             result.output = None
         return result
     finally:
