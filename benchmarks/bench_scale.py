@@ -87,7 +87,7 @@ def _stage(workdir: Path) -> str:
     for name in ("join", "candidates", "weights", "verify"):
         if name not in done:
             return "map+join" if name == "join" else name
-    return "cluster/write"
+    return "evidence" if (workdir / "evidence").exists() else "cluster/write"
 
 
 def _anon_bytes(pid: int) -> int:
@@ -98,9 +98,10 @@ def _anon_bytes(pid: int) -> int:
     return 0
 
 
-def run(path: Path, outdir: Path, memory_limit: str, workers: int) -> dict[str, Any]:
+def run(path: Path, outdir: Path, memory_limit: str, workers: int, evidence: bool = True) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "-o", str(outdir), "--method", "minhash",
-           "--memory-limit", memory_limit, "--workers", str(workers), "--quiet"]
+           "--memory-limit", memory_limit, "--workers", str(workers), "--quiet",
+           "--evidence" if evidence else "--no-evidence"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd)
     parent = psutil.Process(proc.pid)
@@ -140,6 +141,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--corpus-dir", type=Path, help="keep the built corpora here and re-use them next time")
+    ap.add_argument("--no-evidence", action="store_true", help="run without evidence.parquet (its cost: compare)")
     args = ap.parse_args()
     pool = sentences()
     if not pool:
@@ -152,7 +154,7 @@ def main() -> None:
             if not (keep and path.exists()):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 build(path, n, pool)
-            res = run(path, Path(tmp) / f"out-{n}", args.memory_limit, args.workers)
+            res = run(path, Path(tmp) / f"out-{n}", args.memory_limit, args.workers, evidence=not args.no_evidence)
             res.update(n=n, input_mb=path.stat().st_size / 1e6)
             rows.append(res)
             if not keep:

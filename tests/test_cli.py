@@ -1,6 +1,7 @@
 """End to end through the command line, on the example corpus that ships in examples/."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -139,3 +140,40 @@ def test_installed_console_script_runs(example_path, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_version_prints_the_package_version():
+    import neardup
+
+    res = _run("--version")
+    assert res.exit_code == 0 and res.stdout.strip() == f"neardup {neardup.__version__}"
+
+
+def test_quiet_keeps_the_one_line_summary_and_silent_prints_nothing(example_path, tmp_path):
+    quiet = _run("dedup", example_path, "-o", tmp_path / "q", "-q")
+    assert quiet.exit_code == 0
+    assert re.fullmatch(r"300 documents, \d+ duplicate clusters, \d+ duplicates \(\d+\.\d%\) -> \S+\n", quiet.stderr)
+    assert quiet.stdout == ""
+    silent = _run("dedup", example_path, "-o", tmp_path / "s", "--silent")
+    assert silent.exit_code == 0 and silent.output == ""
+    assert (tmp_path / "s" / "evidence.parquet").exists()
+
+
+def test_printed_scores_are_rounded_and_files_keep_full_precision(example_path, tmp_path):
+    res = _run("tune", example_path, example_path, "--thresholds", "0.3,0.5", "-q", "--trials-out", tmp_path / "t.jsonl")
+    assert res.exit_code == 0, res.output
+    numbers = re.findall(r"\d+\.\d+", res.stdout)
+    assert numbers and all(len(n.split(".")[1]) <= 3 for n in numbers)
+    trials = [json.loads(line) for line in open(tmp_path / "t.jsonl")]
+    assert any(len(repr(t["ari"]).split(".")[1]) > 3 for t in trials)
+
+
+def test_representative_policy_from_the_command_line(example_path, tmp_path):
+    res = _run("dedup", example_path, "-o", tmp_path / "o", "-q", "--representative", "first")
+    assert res.exit_code == 0, res.output
+    rows = pq.read_table(tmp_path / "o" / "clusters.parquet").to_pylist()
+    order = {r["id"]: i for i, r in enumerate(rows)}
+    for r in rows:  # the representative is the first of its cluster in input order
+        assert order[r["cluster"]] == min(order[x["id"]] for x in rows if x["cluster"] == r["cluster"])
+    bad = _run("dedup", example_path, "-o", tmp_path / "b", "-q", "--representative", "largest")
+    assert bad.exit_code == 2 and "needs representative_field" in bad.stderr

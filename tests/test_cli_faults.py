@@ -31,7 +31,11 @@ def test_skip_mode_skips_corrupt_lines_lists_them_and_counts_them_on_stderr(tmp_
     kept = tmp_path / "kept.jsonl"
     res = _run("dedup", src, "-o", tmp_path / "o", "--engine", engine, "--on-error", "skip", "--keep", kept, "-q")
     assert res.exit_code == 0, res.output
-    assert res.stderr.strip() == f"neardup: skipped 3 bad records (see {tmp_path / 'o' / 'summary.json'})"
+    skipped = f"neardup: skipped 3 bad records (see {tmp_path / 'o' / 'summary.json'})"
+    assert res.stderr.splitlines()[0] == skipped and "3 documents" in res.stderr.splitlines()[1]
+    res = _run("dedup", src, "-o", tmp_path / "o", "--engine", engine, "--on-error", "skip", "--keep", kept,
+               "--silent", "--overwrite")
+    assert res.exit_code == 0 and res.stderr.strip() == skipped  # lost input is said even when silent
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["n_docs"] == 3 and summary["n_skipped_records"] == 3
     assert [(s["file"], s["line"]) for s in summary["skipped_records"]] == [(str(src), 2), (str(src), 4), (str(src), 6)]

@@ -80,19 +80,20 @@ def _check_data(data: Any) -> None:
                         "texts (str) or records (mappings with an id and a text)")
 
 
-def _corpus(data: Data, read: ReadConfig) -> Corpus:
+def _corpus(data: Data, read: ReadConfig, keep: tuple[str, ...] = ()) -> Corpus:
     if isinstance(data, Corpus):
         return data
     if _is_path(data):
-        return read_corpus(data, read)  # type: ignore[arg-type]
+        return read_corpus(data, read, keep=keep)  # type: ignore[arg-type]
     records, cfg = _python_input(data, read)  # type: ignore[arg-type]
-    return read_records(records, read=cfg)
+    return read_records(records, read=cfg, keep=keep)
 
 
 def dedup(data: Data, method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
           engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
           overwrite: bool = False, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, on_error: str | None = None, progress: bool = False,
+          evidence: bool | None = None,
           **stage_options: Any) -> DedupResult:
     """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
 
@@ -101,10 +102,12 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
     or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
     same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
-    ``summary.json`` into (a chunked run's result is then read from it when first used); before any
-    work, an output that is the input, an existing output (unless ``overwrite``, or a ``resume`` of the
-    run that wrote it) or a folder that cannot be written is an :class:`~neardup.io.write.OutputError`.
-    ``read`` (or ``text_field``, ``id_field``, ``on_error``) says how records become documents.
+    ``summary.json`` into (a chunked run's result is then read from it when first used), and
+    ``evidence.parquet`` unless ``evidence=False`` (or ``EngineConfig(evidence=False)``): why each pair
+    matched (:meth:`DedupResult.evidence`); before any work, an output that is the input, an existing
+    output (unless ``overwrite``, or a ``resume`` of the run that wrote it) or a folder that cannot be
+    written is an :class:`~neardup.io.write.OutputError`. ``read`` (or ``text_field``, ``id_field``,
+    ``on_error``) says how records become documents.
 
     >>> r = dedup(["The cat sat on the mat.", "the cat sat on the mat", "A dog barked."])
     >>> r.groups(), r.representatives
@@ -113,6 +116,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
     eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    if evidence is not None:
+        eng = eng.replace(evidence=evidence)
     _check_data(data)
     if output is not None:
         check_dedup_outputs(data, output, eng, overwrite)
@@ -122,7 +127,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     if eng.name == "memory":
         from neardup.engine.memory import run_memory
 
-        corpus = _corpus(data, read_cfg)
+        keep = (cfg.cluster.representative_field,) if cfg.cluster.representative_field else ()
+        corpus = _corpus(data, read_cfg, keep)
         return run_memory(corpus, resolve(cfg, corpus.texts), eng, read_cfg, output, source=source)
     return _run_sharded(data, cfg, eng, read_cfg, output)
 
@@ -132,13 +138,14 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
     """The check :func:`dedup` makes before any work (:func:`~neardup.io.write.check_outputs`) on its
     output files and ``also`` (e.g. the keep file); then removes what a killed writer left of them.
 
-    A chunked ``resume`` whose work directory exists may replace the three files: they are its own.
+    A chunked ``resume`` whose work directory exists may replace the files: they are its own. Without
+    evidence, an earlier run's ``evidence.parquet`` there is removed.
     """
     from neardup.engine.workdir import work_root
     from neardup.io.write import OutputError, check_outputs, clear_stale
-    from neardup.results import OUTPUT_FILES
+    from neardup.results import EVIDENCE_FILE, OUTPUT_FILES
 
-    files = [Path(output) / name for name in OUTPUT_FILES]
+    files = [Path(output) / name for name in (*OUTPUT_FILES, EVIDENCE_FILE)]
     work = work_root(output, engine.work_dir)
     own = engine.name != "memory" and engine.resume and work.is_dir()
     inputs = [data] if _is_path(data) else []
@@ -149,6 +156,8 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
             raise OutputError(f"{extra} is one of the run's own outputs")
     check_outputs(files=also or [], inputs=inputs, overwrite=overwrite)  # type: ignore[arg-type]
     clear_stale(files)
+    if not engine.evidence:  # an earlier run's evidence would describe other pairs
+        files[-1].unlink(missing_ok=True)
 
 
 def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: ReadConfig,
@@ -171,7 +180,8 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
         else:
             assert scratch is not None
             if isinstance(data, Corpus):
-                records = [{"id": i, "text": t} for i, t in zip(data.ids, data.texts)]
+                records = [{**{k: v[j] for k, v in data.fields.items()}, "id": i, "text": t}
+                           for j, (i, t) in enumerate(zip(data.ids, data.texts))]
                 read = ReadConfig(max_chars=read.max_chars)
             else:
                 records, read = _python_input(data, read)  # type: ignore[arg-type]
@@ -185,10 +195,12 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
             run.source_name = "<memory>"
         summary = run.run()
         result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
-                                         id_field=read.id_field)
+                                         id_field=read.id_field, text_field=read.text_field)
         result.on_error = read.on_error
         if output is None:
             result.ids  # noqa: B018 - read everything before the folder goes
+            if result.has_evidence:
+                result.evidence_table()
             result.output = None
         return result
     finally:

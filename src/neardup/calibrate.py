@@ -27,7 +27,7 @@ import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,17 +150,20 @@ def _decay(top_and_rate: tuple[float, float], damage: float) -> float:
     return round(top * math.exp(-rate * damage), 3)
 
 
-def choose(p: NoiseProfile) -> dict[str, Any]:
+def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     """The configuration a profile calls for, as ``DedupConfig.replace`` keywords (method included).
+    ``char`` fixes the shingling unit (the user chose words or characters): the size and threshold are
+    then the ones measured for that unit.
 
     >>> choose(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07, spaceless=0.0,
     ...                     script="spaced"))
     {'method': 'minhash', 'shingle__char': True, 'shingle__n': 5, 'threshold': 0.397}
     """
-    if p.script != "spaced":
+    if p.script != "spaced" and char is not False:
         n = next(size for name, _, _, size in SPACELESS if name == p.script)
         return {"method": "minhash", "shingle__char": True, "shingle__n": n, "threshold": SPACELESS_THRESHOLD}
-    if p.chars < MIN_CHARS or (p.damage < WORD_MAX_DAMAGE and p.variant < WORD_MAX_VARIANT):
+    clean = p.chars < MIN_CHARS or (p.damage < WORD_MAX_DAMAGE and p.variant < WORD_MAX_VARIANT)
+    if char is False or (char is None and clean):
         return {"method": "minhash", "shingle__char": False, "shingle__n": 4,
                 "threshold": _decay(WORD_THRESHOLD, p.damage)}
     return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": _decay(CHAR_THRESHOLD, p.damage)}
@@ -173,7 +176,7 @@ def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
     if config.method != "auto":
         return config
     p = profile(texts)
-    choice = choose(p)
+    choice = choose(p, char=config.shingle.char if "shingle__char" in _given(config) else None)
     keep = {k: v for k, v in choice.items() if k == "method" or k not in _given(config)}
     resolved = config.replace(**keep)
     return dataclasses.replace(resolved, calibration={"profile": p.to_dict(), "choice": choice})

@@ -9,17 +9,24 @@ Owns graph -> groups; must not score pairs or read/write files.
   over all their cross pairs (a pair that was not verified counts 0) reaches the threshold, so a chain
   A~B~C whose ends do not match stays split.
 
-Cluster ids are the index of the cluster's representative document: the longest text, ties going to
-the first seen. So ids and representatives are deterministic and independent of the algorithm's order.
+Cluster ids are the index of the cluster's representative document, chosen by a policy
+(:attr:`~neardup.config.ClusterConfig.representative`): by default the longest text, ties going to the
+first seen. So ids and representatives are deterministic and independent of the algorithm's order. The
+per-document values a policy ranks by (:func:`representative_keys`) are computed where the texts are
+read (each engine's map stage), so every engine picks the same representatives.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 
-from neardup.config import ClusterConfig
+from neardup.config import ClusterConfig, ConfigError
 
 
 @dataclass(frozen=True)
@@ -144,12 +151,72 @@ def average_linkage(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndar
     return group
 
 
+def field_value(value: Any) -> float:
+    """A record field's value as a number a policy can rank: numbers as they are, ISO 8601 dates and
+    times as POSIX seconds (naive ones read as UTC), numeric strings as numbers; anything else (missing,
+    null, unparseable) is NaN, which ranks last.
+
+    >>> field_value(3), field_value("2.5"), field_value("1970-01-02"), field_value(None)
+    (3.0, 2.5, 86400.0, nan)
+    """
+    if isinstance(value, bool) or value is None:
+        return math.nan
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return stamp.timestamp()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            return field_value(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def representative_keys(texts: Sequence[str], values: Sequence[Any] | None, config: ClusterConfig) -> np.ndarray | None:
+    """What the representative policy ranks each document by (lower wins), or None when text lengths and
+    input order alone decide (``longest``, and ``first`` without a field).
+
+    ``values`` are the documents' values of ``config.representative_field`` (raw, or already
+    :func:`field_value`'d); ``cleanest`` ranks by :func:`neardup.text.noise.noise_ratio` of ``texts``.
+
+    >>> cfg = ClusterConfig(representative="largest", representative_field="votes")
+    >>> representative_keys(["a", "b", "c"], [3, None, "7"], cfg).tolist()
+    [-3.0, inf, -7.0]
+    >>> representative_keys(["clean", "n|~sy"], None, ClusterConfig(representative="cleanest")).tolist()
+    [0.0, 0.4]
+    """
+    policy, name = config.representative, config.representative_field
+    if policy == "cleanest":
+        from neardup.text.noise import noise_ratio
+
+        return np.fromiter((noise_ratio(t) for t in texts), dtype=np.float64, count=len(texts))
+    if name is None:
+        return None
+    if values is None:
+        raise ConfigError(f"representative {policy!r} needs the values of field {name!r}")
+    keys = np.fromiter((field_value(v) for v in values), dtype=np.float64, count=len(values))
+    if policy == "largest":
+        keys = -keys
+    keys[np.isnan(keys)] = np.inf
+    return keys
+
+
 def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, lengths: np.ndarray,
-                  config: ClusterConfig | None = None, threshold: float | None = None) -> Clusters:
+                  config: ClusterConfig | None = None, keys: np.ndarray | None = None,
+                  threshold: float | None = None) -> Clusters:
     """Cluster ``n`` documents from verified pairs ``(left, right, scores)``.
 
-    ``lengths`` (text length per document) decides representatives: longest, then first seen;
-    ``threshold`` (the method's) is the mean score average linkage needs (default: the lowest score).
+    Representatives: by the policy's ``keys`` (:func:`representative_keys`; lower wins) when given, then
+    by ``lengths`` (text length per document: longest), then first seen; ``first`` ranks by ``keys``
+    (when given) then input order. ``threshold`` (the method's) is the mean score average linkage needs
+    (default: the lowest score).
 
     >>> c = cluster_pairs(4, np.array([0]), np.array([2]), np.array([0.9]), np.array([10, 5, 30, 1]))
     >>> c.labels.tolist(), c.sizes.tolist()
@@ -161,7 +228,7 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     if cfg.algorithm == "agglomerative":
         floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
         return _finalise(average_linkage(n, left, right, np.asarray(scores, dtype=np.float64), floor),
-                         np.asarray(lengths), cfg)
+                         np.asarray(lengths), cfg, keys)
     groups = connected_components(n, left, right)
     if cfg.algorithm not in (None, "components") and left.size:
         # Community detection only where there is something to split: the non-trivial components.
@@ -177,14 +244,20 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
         _, comm = np.unique(key, return_inverse=True)
         groups = np.arange(n, dtype=np.int64) + n  # singletons keep unique ids
         groups[nodes] = comm
-    return _finalise(groups, np.asarray(lengths), cfg)
+    return _finalise(groups, np.asarray(lengths), cfg, keys)
 
 
-def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig) -> Clusters:
+def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> Clusters:
     n = groups.size
     _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    # Representative: longest text, ties to the smallest index (first seen).
-    order = np.lexsort((np.arange(n), -lengths.astype(np.int64), inverse))
+    # Representative: the policy's key (lower wins), then the longest text, then the smallest index
+    # (first seen); "first" skips the length.
+    ranks: list[np.ndarray] = [np.arange(n)]
+    if cfg.representative != "first":
+        ranks.append(-lengths.astype(np.int64))
+    if keys is not None:
+        ranks.append(np.asarray(keys, dtype=np.float64))
+    order = np.lexsort((*ranks, inverse))
     first = np.ones(n, dtype=bool)
     first[1:] = inverse[order][1:] != inverse[order][:-1]
     rep_of_group = np.empty(counts.size, dtype=np.int64)

@@ -24,6 +24,8 @@ EngineName = Literal["memory", "local", "ray"]
 ENGINES: tuple[str, ...] = get_args(EngineName)
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
 CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden", "agglomerative")
+#: Which document represents a cluster (see :func:`neardup.cluster.representative_keys`).
+REPRESENTATIVES: tuple[str, ...] = ("longest", "first", "cleanest", "largest")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
@@ -99,7 +101,8 @@ class EngineConfig:
     ``name``: ``memory`` (one process, everything in memory), ``local`` (chunked on this machine: bounded
     memory, all cores, resumable) or ``ray`` (a Ray cluster; ``address`` joins one, else a local one is
     started). ``memory_limit`` (bytes, or a size such as ``"2GB"``) plans the chunked engines' batches and
-    partitions; ``workers`` (0: one per core); ``work_dir`` (default ``OUTDIR/.neardup-work``).
+    partitions; ``workers`` (0: one per core); ``work_dir`` (default ``OUTDIR/.neardup-work``);
+    ``evidence``: also write each pair's evidence (``evidence.parquet``, :mod:`neardup.evidence`).
 
     >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
     1000000000
@@ -114,6 +117,7 @@ class EngineConfig:
     progress: bool = True
     batch_docs: int | None = None
     address: str | None = None
+    evidence: bool = True
 
     def __post_init__(self) -> None:
         _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
@@ -312,16 +316,35 @@ class ClusterConfig:
     """How the graph of verified pairs becomes groups, and which groups are too big to trust.
 
     ``algorithm=None``: the method's default (connected components, or Leiden for ``hybrid``).
+    ``representative``: which document represents (and names) its cluster: ``longest`` (the longest
+    text), ``first`` (the first in input order, or with ``representative_field`` the earliest value of
+    that field: numbers or ISO dates), ``cleanest`` (the fewest noise characters per character, see
+    :mod:`neardup.text.noise`) or ``largest`` (the largest number in ``representative_field``); ties go
+    to the longest text, then the first seen (``first``: the first seen).
+
+    >>> ClusterConfig(representative="largest", representative_field="votes").representative_field
+    'votes'
     """
 
     algorithm: str | None = None
     resolution: float = 1.0
     max_cluster_size: int | None = 1000
     seed: int = 1
+    representative: str = "longest"
+    representative_field: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.algorithm is None or self.algorithm in CLUSTER_ALGORITHMS,
                f"cluster must be one of {CLUSTER_ALGORITHMS}, got {self.algorithm!r}")
+        _check(self.representative in REPRESENTATIVES,
+               f"representative must be one of {REPRESENTATIVES}, got {self.representative!r}")
+        _check(self.representative_field is None or (isinstance(self.representative_field, str)
+                                                     and bool(self.representative_field)),
+               f"representative_field must be a non-empty string, got {self.representative_field!r}")
+        _check(self.representative != "largest" or self.representative_field is not None,
+               "representative 'largest' needs representative_field (the numeric field whose largest value wins)")
+        _check(self.representative in ("first", "largest") or self.representative_field is None,
+               f"representative_field applies to 'first' and 'largest', not {self.representative!r}")
         _check(self.resolution > 0, f"resolution must be > 0, got {self.resolution!r}")
         if self.max_cluster_size is not None:
             _check(self.max_cluster_size >= 2, f"max_cluster_size must be >= 2, got {self.max_cluster_size!r}")
@@ -455,7 +478,7 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
     return DedupConfig(**kwargs)
 
 
-__all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "STAGES", "ClusterConfig", "ConfigError", "DedupConfig",
-           "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "NgramConfig", "NormalizeConfig",
+__all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "REPRESENTATIVES", "STAGES", "ClusterConfig", "ConfigError",
+           "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "NgramConfig", "NormalizeConfig",
            "ReadConfig", "ShingleConfig", "SimHashConfig", "VerifyConfig", "config_from_dict", "config_to_dict",
            "parse_size"]

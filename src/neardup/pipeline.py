@@ -18,8 +18,8 @@ from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import resolve
-from neardup.cluster import cluster_pairs
-from neardup.config import DEFAULT_MAX_CHARS, DedupConfig
+from neardup.cluster import cluster_pairs, representative_keys
+from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import build_summary
 from neardup.io.read import Corpus
 from neardup.methods.base import Representation
@@ -136,36 +136,41 @@ def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndar
     return left[keep], right[keep], scores[keep], info
 
 
-def run_prepared(prep: Prepared, config: DedupConfig | None = None) -> DedupResult:
-    """Finish a run from prepared representations (candidates, verify, cluster, summary)."""
+def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None) -> DedupResult:
+    """Finish a run from prepared representations (candidates, verify, cluster, summary); ``read``: how
+    the corpus was read (recorded in the summary)."""
     cfg = prep.config if config is None or config.method == "auto" else config
     if not prep.compatible_with(cfg):
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     left, right, scores, info = find_pairs(prep, cfg)
     t1 = time.perf_counter()
-    clusters = cluster_pairs(len(prep.corpus), left, right, scores, prep.lengths, cfg.cluster, cfg.threshold)
+    corpus = prep.corpus
+    keys = representative_keys(corpus.texts, corpus.fields.get(cfg.cluster.representative_field or ""), cfg.cluster)
+    clusters = cluster_pairs(len(corpus), left, right, scores, prep.lengths, cfg.cluster, keys, threshold=cfg.threshold)
     timings = dict(prep.timings)
     timings.update(candidates=info["seconds_candidates"], verify=info["seconds_verify"],
                    cluster=time.perf_counter() - t1)
-    corpus = prep.corpus
     engine: dict[str, Any] = {"name": "memory"}
     if "scoring" in info:
         engine["scoring"] = info["scoring"]
     summary = build_summary(source=corpus.source, clusters=clusters, ids_of=lambda ix: [corpus.ids[i] for i in ix],
                             params=methods.get(cfg).describe(), n_candidates=info["n_candidates"],
                             n_pairs=info["n_verified"], n_empty=corpus.n_empty, n_truncated=corpus.n_truncated,
-                            skipped=corpus.skipped, timings=timings, seconds=sum(timings.values()), engine=engine)
+                            skipped=corpus.skipped, timings=timings, seconds=sum(timings.values()), engine=engine,
+                            read=read)
     return DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
 
 
-def run(corpus: Corpus, config: DedupConfig | None = None, progress: bool = False) -> DedupResult:
+def run(corpus: Corpus, config: DedupConfig | None = None, progress: bool = False,
+        read: ReadConfig | None = None) -> DedupResult:
     """The whole pipeline on one corpus.
 
     >>> r = run(Corpus.from_texts(["the cat sat on the mat today", "the cat sat on the mat today!", "dogs bark"]))
     >>> r.groups()
     [['0', '1']]
     """
-    return run_prepared(prepare(corpus, config or DedupConfig(), progress=progress))
+    cfg = config or DedupConfig()
+    return run_prepared(prepare(corpus, cfg, progress=progress), cfg, read)
 
 
 __all__ = ["Prepared", "candidate_pairs", "find_pairs", "prepare", "run", "run_prepared"]

@@ -1,26 +1,35 @@
 """The typed results every entry point returns: :class:`DedupResult` (one collection, any engine) and
 :class:`MatchResult` (queries against a corpus).
 
-Owns the result types, their views (groups, representatives, pairs by id) and their files; must not
-compute them. A result written by a chunked engine is read from its output folder when first asked for.
+Owns the result types, their views (groups, representatives, pairs by id, a pair's evidence, the texts
+of documents) and their files; must not compute them. A result written by a chunked engine is read from
+its output folder when first asked for; :meth:`DedupResult.load` opens any output folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neardup.cluster import Clusters
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from neardup.audit import ClusterView
+
 CLUSTER_COLUMNS: tuple[str, ...] = ("id", "cluster", "cluster_size", "is_representative", "oversized")
 PAIR_COLUMNS: tuple[str, ...] = ("left", "right", "score")
 OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.json")
 MATCH_FILES: tuple[str, ...] = ("matches.parquet", "summary.json")
+#: Written beside them unless evidence is turned off (see :mod:`neardup.evidence` for its columns).
+EVIDENCE_FILE = "evidence.parquet"
 
 
 def _loaded(attr: str, doc: str) -> Any:
@@ -39,7 +48,8 @@ class DedupResult:
     """What a run found: a cluster per document, the verified pairs, and a summary.
 
     ``left``/``right`` hold document indices (:meth:`pairs_by_id` gives ids); ``output`` is the folder
-    the result was written to, if any.
+    the result was written to, if any. :meth:`evidence` tells why each pair matched; :meth:`cluster`
+    gathers a cluster's documents, texts and evidence for reading.
 
     >>> import neardup
     >>> r = neardup.dedup(["the cat sat on the mat", "The cat sat on the mat!", "a dog"])
@@ -50,23 +60,54 @@ class DedupResult:
     def __init__(self, ids: list[str] | None = None, clusters: Clusters | None = None,
                  left: np.ndarray | None = None, right: np.ndarray | None = None, scores: np.ndarray | None = None,
                  summary: dict[str, Any] | None = None, output: str | os.PathLike[str] | None = None,
-                 source: str | None = None, id_field: str = "id") -> None:
+                 source: str | None = None, id_field: str = "id", text_field: str = "text") -> None:
         self._ids, self._clusters = ids, clusters
         self._left, self._right, self._scores = left, right, scores
         self.summary: dict[str, Any] = summary or {}
         self.output = Path(output) if output is not None else None
-        self.source = source  # the input file, for :meth:`write_kept`
-        self.id_field = id_field
+        self.source = source  # the input file, for :meth:`write_kept` and :meth:`texts`
+        self.id_field, self.text_field = id_field, text_field
         self.on_error = "raise"  # the input's error policy, for :meth:`write_kept` (it reads the input again)
         self._loader: Callable[[], None] | None = None
+        self._texts: Sequence[str] | None = None  # the texts, for a run made in memory
+        self._views: list[tuple[str, np.ndarray]] | None = None
+        self._evidence: pa.Table | None = None
 
     @classmethod
     def from_output(cls, outdir: str | os.PathLike[str], summary: dict[str, Any], source: str | None = None,
-                    id_field: str = "id") -> DedupResult:
+                    id_field: str = "id", text_field: str = "text") -> DedupResult:
         """The result a chunked engine wrote to ``outdir`` (clusters and pairs read on first use)."""
-        result = cls(summary=summary, output=outdir, source=source, id_field=id_field)
+        result = cls(summary=summary, output=outdir, source=source, id_field=id_field, text_field=text_field)
         result._loader = result._load_output
         return result
+
+    @classmethod
+    def load(cls, outdir: str | os.PathLike[str], source: str | os.PathLike[str] | None = None) -> DedupResult:
+        """The result in an output folder (``clusters.parquet``, ``pairs.parquet``, ``summary.json`` and,
+        if written, ``evidence.parquet``); its input is the file ``summary.json`` names, unless ``source``
+        says where it is now.
+
+        >>> import neardup, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> _ = neardup.dedup(["the cat sat on the mat", "The cat sat on the mat!", "a dog"], output=out)
+        >>> DedupResult.load(out).groups()
+        [['0', '1']]
+        """
+        out = Path(outdir)
+        path = out / "summary.json"
+        if not path.exists():
+            raise FileNotFoundError(2, "no summary.json: not a neardup output folder", str(path))
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        named = summary.get("input")
+        given = str(source) if source is not None else (named if named and named != "<memory>" else None)
+        read = summary.get("read") or {}
+        return cls.from_output(out, summary, source=given, id_field=read.get("id_field", "id"),
+                               text_field=read.get("text_field", "text"))
+
+    def keep_texts(self, texts: Sequence[str], views: list[tuple[str, np.ndarray]]) -> None:
+        """Keep a run's texts and its pairs' views (:meth:`~neardup.methods.base.Method.views`), so
+        :meth:`evidence` can be computed when first asked for (the in-memory engine does this)."""
+        self._texts, self._views = texts, views
 
     def _load_output(self) -> None:
         import pyarrow.parquet as pq
@@ -103,7 +144,8 @@ class DedupResult:
 
     @property
     def representatives(self) -> list[str]:
-        """Ids of the documents kept: one per cluster, longest then first seen."""
+        """Ids of the documents kept: one per cluster, chosen by the cluster's representative policy
+        (by default the longest text, then the first seen)."""
         ids = self.ids
         return [ids[i] for i in np.flatnonzero(self.clusters.is_representative)]
 
@@ -121,8 +163,66 @@ class DedupResult:
                 out.setdefault(int(label), []).append(ids[i])
         return sorted(out.values(), key=lambda g: (-len(g), g[0]))
 
+    @property
+    def has_evidence(self) -> bool:
+        """Whether :meth:`evidence` can be given (evidence was not turned off)."""
+        return (self._evidence is not None or self._views is not None
+                or (self.output is not None and (self.output / EVIDENCE_FILE).exists()))
+
+    def evidence_table(self) -> pa.Table:
+        """The evidence of every pair as an Arrow table, in pair order (columns: :mod:`neardup.evidence`)."""
+        from neardup.evidence import evidence_table, read_evidence
+
+        if self._evidence is None:
+            if self._views is not None and self._texts is not None:
+                ids, texts = self.ids, self._texts
+                self._evidence = evidence_table([ids[i] for i in self.left], [ids[i] for i in self.right], self.left,
+                                                self.right, self.scores, self._views, texts.__getitem__)
+            elif self.output is not None and (self.output / EVIDENCE_FILE).exists():
+                self._evidence = read_evidence(self.output / EVIDENCE_FILE)
+            else:
+                raise ValueError("this run has no evidence (it was made with evidence turned off)")
+        return self._evidence
+
+    def evidence(self) -> list[dict[str, Any]]:
+        """Why each pair matched, in pair order: ``{left, right, score, views, spans}`` (see :mod:`neardup.evidence`).
+
+        >>> import neardup
+        >>> r = neardup.dedup(["Oil fell 3% in London on Monday.", "oil fell 3% in London on Monday", "A dog."])
+        >>> e = r.evidence()[0]
+        >>> e["views"], [s["text"] for s in e["spans"]]
+        ([{'view': 'word 4-grams', 'score': 1.0}], ['Oil fell 3% in London on Monday'])
+        """
+        return self.evidence_table().to_pylist()
+
+    def texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The texts of documents ``ids`` (held by a run made in memory, else read again from the input)."""
+        wanted = set(ids)
+        if self._texts is not None:
+            return {doc_id: self._texts[i] for i, doc_id in enumerate(self.ids) if doc_id in wanted}
+        if self.source is None:
+            raise ValueError("the texts are not at hand: this result was made from Python objects and not kept")
+        from neardup.config import ReadConfig
+        from neardup.io.read import read_texts, source_exists
+
+        if not source_exists(self.source):
+            raise ValueError(f"{self.source}: the input of this run is not there any more; say where it is now "
+                             "(DedupResult.load(outdir, source=...), neardup show --input)")
+
+        return read_texts(self.source, wanted, ReadConfig(id_field=self.id_field, text_field=self.text_field,
+                                                          on_error="skip"))
+
+    def cluster(self, key: str, max_docs: int | None = None) -> ClusterView:
+        """The cluster named ``key`` (a cluster id, or the id of any of its documents) for reading: its
+        documents with their texts, the representative first, and its pairs' evidence (see
+        :func:`neardup.audit.cluster_view`)."""
+        from neardup.audit import cluster_view
+
+        return cluster_view(self, key, max_docs=max_docs)
+
     def write(self, outdir: str | os.PathLike[str]) -> None:
-        """Write clusters.parquet, pairs.parquet and summary.json into ``outdir`` (atomically)."""
+        """Write clusters.parquet, pairs.parquet, summary.json and (unless evidence was turned off)
+        evidence.parquet into ``outdir`` (atomically)."""
         from neardup.io.write import write_json, write_table
 
         out = Path(outdir)
@@ -131,6 +231,8 @@ class DedupResult:
                 out.mkdir(parents=True, exist_ok=True)
                 for name in OUTPUT_FILES:
                     shutil.copyfile(self.output / name, out / name)
+                if (self.output / EVIDENCE_FILE).exists():
+                    shutil.copyfile(self.output / EVIDENCE_FILE, out / EVIDENCE_FILE)
             return
         out.mkdir(parents=True, exist_ok=True)
         ids = self.ids
@@ -146,6 +248,10 @@ class DedupResult:
             "right": [ids[i] for i in self.right],
             "score": self.scores.astype(np.float64),
         })
+        if self.has_evidence:
+            from neardup.evidence import write_evidence
+
+            write_evidence(out / EVIDENCE_FILE, [self.evidence_table()])
         write_json(out / "summary.json", self.summary)
         self.output = out
 

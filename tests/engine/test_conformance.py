@@ -109,6 +109,20 @@ def test_every_method_gives_the_same_result_on_every_engine(case, engine, exampl
         {k: v for k, v in ref.summary.items() if k not in RUN_FIELDS}
     assert got.summary.keys() == ref.summary.keys()
     assert got.summary["engine"]["name"] == engine and ref.summary["engine"]["name"] == "memory"
+    _same_evidence(got, ref, loose=case in MODEL_CASES)
+
+
+def _same_evidence(got: neardup.DedupResult, ref: neardup.DedupResult, loose: bool = False) -> None:
+    """Every pair's evidence is the same: its views (names and scores) and its shared passages."""
+    a, b = got.evidence(), ref.evidence()
+    assert [(e["left"], e["right"]) for e in a] == [(e["left"], e["right"]) for e in b] == \
+        [(x, y) for x, y, _ in ref.pairs_by_id()]
+    assert [e["spans"] for e in a] == [e["spans"] for e in b]
+    assert [[v["view"] for v in e["views"]] for e in a] == [[v["view"] for v in e["views"]] for e in b]
+    va = np.array([v["score"] for e in a for v in e["views"]])
+    vb = np.array([v["score"] for e in b for v in e["views"]])
+    assert va.shape == vb.shape and (np.abs(va - vb).max(initial=0) < 1e-5 if loose else np.array_equal(va, vb))
+    assert sum(bool(e["spans"]) for e in b) > 0.5 * len(b)  # the example's pairs share passages
 
 
 def test_python_input_runs_on_a_chunked_engine_too():
@@ -123,3 +137,41 @@ def test_python_input_runs_on_a_chunked_engine_too():
     records = [{"doc": f"d{i}", "body": t} for i, t in enumerate(texts)]
     by_field = neardup.dedup(records, engine="local", text_field="body", id_field="doc")
     assert by_field.groups() == [["d0", "d1"]]
+    assert by_field.evidence() == neardup.dedup(records, text_field="body", id_field="doc").evidence()
+    assert by_field.evidence()[0]["spans"][0]["text"] == texts[0][:-1]  # all but the full stop
+
+
+@pytest.mark.parametrize("engine", ("memory", *ENGINES))
+@pytest.mark.parametrize("policy", [("first", None), ("first", "date"), ("cleanest", None), ("largest", "votes")])
+def test_representative_policies_give_the_same_clusters_on_every_engine(policy, engine, tmp_path, request):
+    """Each representative policy picks the same documents on every engine (its per-document values come
+    from the map stage), and each picks as it says on a cluster built for it."""
+    import json
+
+    from neardup.synth import apply_noise
+
+    if engine == "ray":
+        request.getfixturevalue("ray_cluster")
+    clean = ("The harbour bridge will be rebuilt next year, the city council said on Tuesday after a long "
+             "debate about the cost of the works and the traffic they will bring to the old town.")
+    noisy = apply_noise(clean, "adversarial-spam", seed=3).text
+    assert len(noisy) > len(clean)  # the longest copy is the noisy one
+    records = [{"id": "noisy", "text": noisy, "date": "2024-05-02", "votes": 3},
+               {"id": "late", "text": clean + " Work starts in May.", "date": "2024-05-09", "votes": "1"},
+               {"id": "clean", "text": clean, "date": "2024-05-01T08:00:00", "votes": 12},
+               {"id": "other", "text": "Farmers protested against new limits on grain imports in the capital.",
+                "date": None, "votes": None}]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    cfg = DedupConfig(threshold=0.3).replace(cluster__representative=policy[0], cluster__representative_field=policy[1])
+    got = neardup.dedup(path, config=cfg, engine=_engine(engine) if engine != "memory" else "memory",
+                        output=tmp_path / "out")
+    assert got.groups() == [["noisy", "late", "clean"]]
+    # cleanest: "late" and "clean" have no noise character; the tie goes to the longer
+    expected = {("first", None): "noisy", ("first", "date"): "clean", ("cleanest", None): "late",
+                ("largest", "votes"): "clean"}[policy]
+    assert got.representatives == [expected, "other"]
+    assert got.cluster_ids[:3] == [expected] * 3
+    longest = neardup.dedup(path, config=DedupConfig(threshold=0.3), engine=_engine(engine) if engine != "memory"
+                            else "memory")
+    assert longest.representatives == ["noisy", "other"]  # the default: the longest (here the noisy one)

@@ -123,3 +123,22 @@ def test_peak_memory_sees_numpy_allocations() -> None:
             time.sleep(0.005)
         del a
     assert mem.peak_mb is None or mem.peak_mb >= 30
+
+
+def test_bench_writes_under_the_current_folder_by_default(no_shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --out or $NEARDUP_BENCH_DIR, `bench run` writes to ./neardup-bench (not a cache folder), and
+    `bench report` re-renders from there: make, run and report share one default."""
+    from neardup.eval.benchsets import bench_dir
+
+    monkeypatch.delenv("NEARDUP_BENCH_DIR")
+    work = no_shared_data / "here"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert bench_dir() == Path("neardup-bench")
+    res = CliRunner().invoke(_cli(), ["bench", "run", "--quick", "--methods", "minhash", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert (work / "neardup-bench" / "results.jsonl").exists() and (work / "neardup-bench" / "quick-sets").is_dir()
+    if HAS_MPL:
+        (work / "neardup-bench" / "report.html").unlink()
+        res = CliRunner().invoke(_cli(), ["bench", "report"])
+        assert res.exit_code == 0 and (work / "neardup-bench" / "report.html").exists()

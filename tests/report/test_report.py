@@ -107,3 +107,28 @@ def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> No
     # the plots are drawn too: the bottom half (figures) is not empty
     bottom = small.crop((0, 300, 300, 600)).getcolors(maxcolors=300 * 300)
     assert bottom is not None and len(bottom) > 20
+
+
+def test_a_run_without_the_noise_progression_shows_each_set_s_ari_not_an_empty_chart():
+    from neardup.report.html import render_report
+
+    rows = [{"method": m, "set": "example-news", "source": "example", "preset": "planted", "ari": a, "precision": 1.0,
+             "recall": 0.8, "f1": 0.9, "params": {"threshold": 0.5}, "docs_per_second": 10.0, "peak_memory_mb": 1.0,
+             "split_sizes": {"validation": 5, "test": 5}} for m, a in (("minhash", 0.947), ("ngram", 0.958))]
+    trials = [{"method": "minhash", "set": "example-news", "preset": "planted", "threshold": t / 10, "precision": 0.9,
+               "recall": 0.8, "selected_setting": True} for t in range(1, 10)]
+    text = render_report(rows, trials)
+    first = text.split("<svg", 2)[1]
+    assert "Test ARI per set and method" in first and "0.95" in first and "0.96" in first  # bars, labelled
+    assert "ARI as noise grows</h2>" not in text and "no ocr-light / ocr-medium / ocr-heavy sets" in text
+    second = text.split("<svg", 3)[2]
+    assert "planted copies (bundled example)" in second and "noise preset" in second  # no bare "planted"
+    assert ">planted<" not in second
+
+
+def test_cluster_size_axes_have_plain_integer_ticks():
+    from neardup.report.plots import cluster_size_svg
+
+    svg = cluster_size_svg({"example": [1] * 150 + [2] * 30 + [3] * 15 + [5]})
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)  # mathtext labels ("2 x 10^0") would be paths
+    assert labels[:3] == ["1", "2", "5"] and labels[4:9] == ["1", "3", "10", "30", "100"]

@@ -10,16 +10,35 @@ traceback).
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
+import typer
 
-from neardup.cli import data, dedup, evaluate
+from neardup.cli import data, dedup, evaluate, show
 from neardup.cli.bench import bench_app
 from neardup.cli.common import new_app
 from neardup.cli.online import online_app, serve_command
 from neardup.cli.train import train_app
 
 app = new_app("neardup", "Find near-duplicate texts in large, noisy corpora.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from neardup import __version__
+
+        typer.echo(f"neardup {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                   help="Print the version and exit.")] = False) -> None:
+    """Find near-duplicate texts in large, noisy corpora."""
+
+
 app.command("dedup")(dedup.dedup)
+app.command("show")(show.show)
 app.command("eval")(evaluate.eval_cmd)
 app.command("tune")(evaluate.tune)
 app.command("match")(dedup.match)

@@ -35,7 +35,7 @@ def _csv(value: str | None) -> list[str]:
 def make(
     sources: Annotated[str, typer.Option("--sources", help="Comma-separated: bbc, reuters, 20ng, ag.")] = "bbc,reuters,20ng,ag",
     presets: Annotated[Optional[str], typer.Option("--presets", help="Comma-separated noise presets (default: ocr-1970s, ocr-1930s, web-aggregator, adversarial-spam, ocr-light, ocr-medium, ocr-heavy).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the sets (default $NEARDUP_BENCH_DIR or ~/.cache/neardup/bench).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the sets (default $NEARDUP_BENCH_DIR or ./neardup-bench).")] = None,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed, same sets).")] = 0,
     size: Annotated[int, typer.Option("--size", help="Documents per split (validation and test each).")] = 1000,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default $NEARDUP_SHARED_DATA or ../shared/data).")] = None,
@@ -89,8 +89,8 @@ def make(
 def run(
     methods: Annotated[Optional[str], typer.Option("--methods", "-m", help="Comma-separated: neardup methods (minhash, ngram, simhash, ...) and peers (datasketch, rensa, unisim-retsim).")] = None,
     sets: Annotated[Optional[str], typer.Option("--sets", help="Comma-separated set names or globs (e.g. 'bbc-*'), or set folders; default all.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for results.jsonl and report.html (default: the sets folder).")] = None,
-    sets_dir: Annotated[Optional[Path], typer.Option("--sets-dir", help="Where `bench make` put the sets (default $NEARDUP_BENCH_DIR or ~/.cache/neardup/bench).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for results.jsonl and report.html (default: the sets folder, $NEARDUP_BENCH_DIR or ./neardup-bench).")] = None,
+    sets_dir: Annotated[Optional[Path], typer.Option("--sets-dir", help="Where `bench make` put the sets (default $NEARDUP_BENCH_DIR or ./neardup-bench).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Build a tiny set and run on it (under a minute); coarser grids.")] = False,
     max_docs: Annotated[Optional[int], typer.Option("--max-docs", help="Subsample every split to at most N documents (whole clusters).")] = None,
     slow_max_docs: Annotated[int, typer.Option("--slow-max-docs", help="Cap per split for slow peers (unisim-retsim); 0 = no cap.")] = 400,
@@ -134,7 +134,7 @@ def run(
 
 @bench_app.command("report")
 def report(
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default $NEARDUP_BENCH_DIR or ~/.cache/neardup/bench).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default $NEARDUP_BENCH_DIR or ./neardup-bench, where `bench run` writes).")] = None,
 ) -> None:
     """Re-render report.html from a results folder."""
 

@@ -76,16 +76,33 @@ def check_format(fmt: str) -> None:
         fail(f"--format must be json or text, got {fmt!r}")
 
 
+def rounded(value: Any, digits: int = 3) -> Any:
+    """``value`` with every float in it (nested in dicts, lists and tuples too) rounded to ``digits`` decimals,
+    for reading; files and ``--format json`` keep full precision.
+
+    >>> rounded({"ari": 0.825985017916975, "coef": [5.21234, -6.0], "n": 3})
+    {'ari': 0.826, 'coef': [5.212, -6.0], 'n': 3}
+    """
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(rounded(v, digits) for v in value)
+    return value
+
+
 def print_result(obj: dict[str, Any], fmt: str) -> None:
-    """``json``: exactly one JSON object on stdout; ``text``: ``key: value`` lines (one level of nesting)."""
+    """``json``: exactly one JSON object on stdout (full precision); ``text``: ``key: value`` lines (one level
+    of nesting), numbers rounded to 3 decimals."""
     check_format(fmt)
     if fmt == "json":
         typer.echo(json.dumps(obj, default=float))
         return
-    for key, value in obj.items():
+    for key, value in rounded(obj).items():
         if isinstance(value, dict):
             typer.echo(f"{key}:")
             for k, v in value.items():
-                typer.echo(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
+                typer.echo(f"  {k}: {v}")
         else:
-            typer.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+            typer.echo(f"{key}: {value}")

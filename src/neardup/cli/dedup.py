@@ -39,15 +39,16 @@ def dedup(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
     drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
     overwrite: OverwriteOpt = False,
-    quiet: QuietOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars (the one-line result summary stays).")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="Print nothing (errors and skipped input aside).")] = False,
 ) -> None:
-    """De-duplicate a corpus: write clusters, verified pairs and a summary to OUTDIR."""
+    """De-duplicate a corpus: write clusters, verified pairs, their evidence and a summary to OUTDIR."""
 
     def go() -> None:
         import neardup
         from neardup.api import check_dedup_outputs
 
-        engine = engine_config(engine_opts, not quiet)
+        engine = engine_config(engine_opts, not (quiet or silent))
         check_dedup_outputs(input, outdir, engine, overwrite, also=[keep] if keep is not None else None)
         result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine, read=read_config(read_opts),
                                output=outdir, overwrite=overwrite)
@@ -56,8 +57,8 @@ def dedup(
                 f"{s['n_duplicates']} duplicates ({100 * s['duplicate_ratio']:.1f}%) -> {outdir}")
         if keep is not None:
             line += f"; kept {result.write_kept(keep, drop_oversized, overwrite=overwrite)} -> {keep}"
-        report_skipped(s["n_skipped_records"], outdir / "summary.json")
-        if not quiet:
+        report_skipped(s["n_skipped_records"], outdir / "summary.json")  # lost input is said even when silent
+        if not silent:
             typer.echo(line, err=True)
 
     from neardup.engine.workdir import work_root
@@ -68,7 +69,8 @@ def dedup(
 
 
 @with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
-@with_options(METHOD_OPTIONS, "method_opts", exclude=("cluster", "max_cluster_size"))
+@with_options(METHOD_OPTIONS, "method_opts", exclude=("cluster", "max_cluster_size", "representative",
+                                                     "representative_field"))
 def match(
     queries: Annotated[str, typer.Argument(help="The collection to check (e.g. a test set), read whole; a path or an fsspec URL.")],
     corpus: Annotated[str, typer.Argument(help="The collection to search (e.g. a training corpus), streamed; a path or an fsspec URL (s3://...).")],

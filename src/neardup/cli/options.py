@@ -55,6 +55,8 @@ METHOD_OPTIONS: tuple[Option, ...] = (
     option("verify", Optional[str], ("--verify",), "Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none (default: the method's).", "verify__score"),
     option("cluster", Optional[str], ("--cluster",), "components | louvain | leiden | agglomerative (default: leiden for hybrid, components otherwise).", "cluster__algorithm"),
     option("max_cluster_size", Optional[int], ("--max-cluster-size",), "Flag clusters larger than this as oversized (default 1000; 0: never)."),
+    option("representative", Optional[str], ("--representative",), "Which document represents its cluster: longest | first (input order, or the earliest --representative-field) | cleanest (fewest noise characters) | largest (the largest --representative-field) (default longest).", "cluster__representative"),
+    option("representative_field", Optional[str], ("--representative-field",), "With --representative first or largest: the record field ranked (a number or an ISO date).", "cluster__representative_field"),
     option("model", Optional[str], ("--model",), "Neural methods: a local model (RETSim .onnx file or sentence-transformers folder); default: the packaged one.", "embed__model"),
     option("cross_model", Optional[str], ("--cross-model",), "Method rerank: a cross-encoder folder (from `neardup train crossencoder`); --model is its bi-encoder.", "embed__cross_model"),
     option("rerank_floor", Optional[float], ("--rerank-floor",), "Method rerank: bi-encoder cosine a neighbour needs to be re-scored by the cross-encoder (default 0.8).", "embed__rerank_floor"),
@@ -79,6 +81,7 @@ ENGINE_OPTIONS: tuple[Option, ...] = (
     option("work_dir", Optional[Path], ("--work-dir",), "Where shards and checkpoints go (default OUTDIR/.neardup-work)."),
     option("keep_work", bool, ("--keep-work",), "Keep the work directory after success.", default=False),
     option("batch_docs", Optional[int], ("--batch-docs",), "Documents per shard (default: from --memory-limit)."),
+    option("evidence", Optional[bool], ("--evidence/--no-evidence",), "Write evidence.parquet: each pair's matching views and shared passages (default: on)."),
 )
 
 

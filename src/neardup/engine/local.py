@@ -43,7 +43,8 @@ class LocalRun(ShardedRun):
                 bar.update(len(batch))
                 continue
             pending.append(pool.submit(map_shard, index, [d.id for d in batch], [d.text for d in batch],
-                                       [d.line for d in batch], self.config, str(self.wd.root), self.read.max_chars))
+                                       [d.line for d in batch], self.config, str(self.wd.root), self.read.max_chars,
+                                       self.field_values(batch)))
             while len(pending) >= self.plan.in_flight:
                 bar.update(pending.pop(0).result()["n"])
         for fut in pending:

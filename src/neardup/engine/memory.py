@@ -8,23 +8,30 @@ from __future__ import annotations
 
 import os
 
+from neardup import methods
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.io.read import Corpus
-from neardup.pipeline import run
+from neardup.pipeline import prepare, run_prepared
 from neardup.results import DedupResult
 
 
 def run_memory(corpus: Corpus, config: DedupConfig, engine: EngineConfig | None = None,
                read: ReadConfig | None = None, output: str | os.PathLike[str] | None = None,
                source: str | None = None) -> DedupResult:
-    """De-duplicate ``corpus`` in memory; with ``output``, also write the three files there.
+    """De-duplicate ``corpus`` in memory; with ``output``, also write the output files there.
 
-    ``source`` is the input file the corpus was read from (for :meth:`DedupResult.write_kept`).
+    ``source`` is the input file the corpus was read from (for :meth:`DedupResult.write_kept`). Unless
+    evidence is off, the result keeps the texts and the pairs' views: its evidence is computed when first
+    asked for (or written).
     """
-    result = run(corpus, config, progress=(engine or EngineConfig()).progress)
+    eng, rd = engine or EngineConfig(), read or ReadConfig()
+    prep = prepare(corpus, config, progress=eng.progress)
+    result = run_prepared(prep, config, read=rd)
     result.source = source
-    result.id_field = (read or ReadConfig()).id_field
-    result.on_error = (read or ReadConfig()).on_error
+    result.id_field, result.text_field = rd.id_field, rd.text_field
+    result.on_error = rd.on_error
+    if eng.evidence:
+        result.keep_texts(corpus.texts, methods.get(config).views(prep.rep, result.left, result.right, result.scores))
     if output is not None:
         result.write(output)
     return result

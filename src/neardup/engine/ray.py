@@ -22,7 +22,7 @@ Stages (the work directory, its layout and the shared stages are :mod:`neardup.e
    computed in the driver over the joined vectors, as in the local engine.
 5. ``cluster``: connected components by alternating large-star / small-star rounds (Kiveris et al.
    2014) over a Ray Data edge dataset until it stops changing; the driver then turns the star forest
-   into labels and applies ``cluster._finalise`` (representative: longest text, then first seen).
+   into labels and applies ``cluster._finalise`` (representatives by the cluster policy).
    ``louvain`` / ``leiden`` run in the driver on the verified graph (``cluster_pairs``).
 6. write: in the driver, as in the local engine.
 
@@ -51,7 +51,7 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import distinct_codes, map_shard, score_codes
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
-from neardup.engine.workdir import WorkDir, joined, load_array, shard_files
+from neardup.engine.workdir import WorkDir, joined, shard_files
 from neardup.io.read import InputError
 from neardup.methods.base import KeyedMethod
 
@@ -120,11 +120,13 @@ def _map_batch(batch: pa.Table, config: DedupConfig, root: str, max_chars: int) 
     """Map stage: each run of consecutive documents of the batch becomes one shard named by its first doc."""
     doc = batch["doc"].to_numpy()
     ids, texts, lines = batch["id"].to_pylist(), batch["text"].to_pylist(), batch["line"].to_pylist()
+    values = batch["value"].to_pylist() if "value" in batch.column_names else None
     cuts = [0, *(np.flatnonzero(np.diff(doc) != 1) + 1).tolist(), doc.size]
     starts, sizes = [], []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         if hi > lo:
-            map_shard(int(doc[lo]), ids[lo:hi], texts[lo:hi], lines[lo:hi], config, root, max_chars)
+            map_shard(int(doc[lo]), ids[lo:hi], texts[lo:hi], lines[lo:hi], config, root, max_chars,
+                      values[lo:hi] if values is not None else None)
             starts.append(int(doc[lo]))
             sizes.append(hi - lo)
     return {"start": np.array(starts, dtype=np.int64), "n": np.array(sizes, dtype=np.int64)}
@@ -280,6 +282,9 @@ class RayRun(ShardedRun):
                                   "id": pa.array([d.id for d in batch], pa.string()),
                                   "text": pa.array([d.text for d in batch], pa.string()),
                                   "line": pa.array([d.line for d in batch], pa.int64())})
+                values = self.field_values(batch)
+                if values is not None:
+                    table = table.append_column("value", pa.array(values, pa.float64()))
                 refs.append(ray.put(table))
                 n_docs += len(batch)
                 wave += len(batch)
@@ -418,8 +423,9 @@ class RayRun(ShardedRun):
         if self.config.cluster.algorithm != "components" or self._verified is None:
             return super().cluster(left, right, scores)
         t0 = time.perf_counter()
-        lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
-        clusters = _finalise(self.components(self._verified, lengths.size, left.size), lengths, self.config.cluster)
+        lengths, keys = self.representative_inputs()
+        clusters = _finalise(self.components(self._verified, lengths.size, left.size), lengths, self.config.cluster,
+                             keys)
         self._verified = None
         self.timed("cluster", t0)
         return clusters

@@ -18,6 +18,7 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
    de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
    process over the joined vectors (which must fit in memory).
 5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically.
+6. ``evidence`` (unless turned off): each pair's views and shared passages (:mod:`neardup.engine.evidence`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import SAMPLE_DOCS, resolve
-from neardup.cluster import Clusters, cluster_pairs
+from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
 from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
@@ -122,8 +123,15 @@ class ShardedRun:
                 "max_chars": self.read.max_chars, "batch_docs": self.plan.batch_docs}
 
     def batches(self) -> Iterator[list[Document]]:
-        """The input's validated documents in batches of the plan's size (skips recorded)."""
-        return iter_batches(self.input, self.read, self.plan.batch_docs, self.skipped)
+        """The input's validated documents in batches of the plan's size (skips recorded; with the
+        representative policy's field, if it reads one)."""
+        field = self.config.cluster.representative_field
+        return iter_batches(self.input, self.read, self.plan.batch_docs, self.skipped, keep=(field,) if field else ())
+
+    def field_values(self, batch: list[Document]) -> list[float] | None:
+        """The representative policy's field of each document of a batch, as numbers (None: no field)."""
+        field = self.config.cluster.representative_field
+        return [field_value(d.extra.get(field) if d.extra else None) for d in batch] if field else None
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
@@ -156,6 +164,10 @@ class ShardedRun:
         lengths = np.concatenate([pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["length"])["length"]
                                   .to_numpy() for i in range(n_shards)]).astype(np.int64)
         save_array(self.wd.root / "lengths.npy", lengths)
+        if "representative_key" in pq.read_schema(self.wd.shard(0, "ids.parquet")).names:
+            save_array(self.wd.root / "representative_keys.npy", np.concatenate([
+                pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["representative_key"])["representative_key"]
+                .to_numpy() for i in range(n_shards)]).astype(np.float64))
         if self.wd.shard(0, "texts.parquet").exists():
             texts = pa.concat_tables([pq.read_table(self.wd.shard(i, "texts.parquet")) for i in range(n_shards)])
             with atomic_path(self.wd.root / "texts.parquet", durable=False) as tmp:
@@ -243,11 +255,18 @@ class ShardedRun:
         self.timed("verify", t0)
         return left[keep], right[keep], scores[keep]
 
+    def representative_inputs(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Text lengths and the representative policy's keys (None where lengths decide), from the map stage."""
+        keys = self.wd.root / "representative_keys.npy"
+        return (load_array(self.wd.root / "lengths.npy", mmap=False),
+                load_array(keys, mmap=False) if keys.exists() else None)
+
     def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
-        """Stage 5: clusters of the verified pairs (representatives: longest text, then first seen)."""
+        """Stage 5: clusters of the verified pairs (representatives by the cluster policy)."""
         t0 = time.perf_counter()
-        lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
-        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster, self.method.threshold)
+        lengths, keys = self.representative_inputs()
+        clusters = cluster_pairs(lengths.size, left, right, scores, lengths, self.config.cluster, keys,
+                                 threshold=self.method.threshold)
         self.timed("cluster", t0)
         return clusters
 
@@ -342,12 +361,16 @@ class ShardedRun:
                 self.close()
             clusters = self.cluster(left, right, scores)
         self.write(n_shards, clusters, left, right, scores)
+        if self.engine.evidence:
+            from neardup.engine.evidence import write_run_evidence
+
+            write_run_evidence(self, n_shards, left, right, scores)
         info = self.shards_info()
         summary = build_summary(
             source=self.source_name, clusters=clusters, ids_of=lambda ix: [self.ids_for(n_shards, ix)[i] for i in ix.tolist()],
             params=self.method.describe(), n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size),
             n_empty=info["n_empty"], n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
-            seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed))
+            seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)
         write_json(self.outdir / "summary.json", summary)
         if not self.engine.keep_work:
             self.wd.clean()

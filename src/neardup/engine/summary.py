@@ -11,15 +11,18 @@ from typing import Any
 import numpy as np
 
 from neardup.cluster import Clusters
+from neardup.config import ReadConfig
 
 
 def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarray], Sequence[str]], params: dict[str, Any],
                   n_candidates: int, n_pairs: int, n_empty: int, n_truncated: int, skipped: list[dict[str, Any]],
-                  timings: dict[str, float], seconds: float, engine: dict[str, Any]) -> dict[str, Any]:
+                  timings: dict[str, float], seconds: float, engine: dict[str, Any],
+                  read: ReadConfig | None = None) -> dict[str, Any]:
     """The summary of a finished run.
 
     ``ids_of`` maps sorted document indices to their ids (an engine may read them from disk); ``params``
-    is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's time.
+    is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's time;
+    ``read``: how the input was read (its id and text fields are recorded, so the input can be read again).
 
     >>> from neardup.cluster import cluster_pairs
     >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
@@ -39,6 +42,7 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
     calibration = params.pop("calibration", None)
     return {
         "input": source,
+        "read": {"id_field": (read or ReadConfig()).id_field, "text_field": (read or ReadConfig()).text_field},
         "n_docs": n,
         "n_clusters": n_reps,
         "n_duplicate_clusters": int(multi.size),

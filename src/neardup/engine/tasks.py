@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from neardup import methods
+from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.tiles import load_tiles, read_rows, score_tiled
 from neardup.engine.workdir import WorkDir, load_array, release, save_npz, save_shard, trim_heap
@@ -30,11 +31,13 @@ DOCS_PER_BLOCK = 1 << 16
 
 
 def map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], config: DedupConfig, root: str,
-              max_chars: int) -> dict[str, Any]:
-    """Represent one batch of documents (normalize, shingle, sketch, embed) and write it as shard ``index``."""
+              max_chars: int, values: list[float] | None = None) -> dict[str, Any]:
+    """Represent one batch of documents (normalize, shingle, sketch, embed) and write it as shard ``index``,
+    with the representative policy's key of each document (``values``: its field's, when it reads one)."""
     t0 = time.perf_counter()
     rep = methods.get(config).represent(texts, max_chars)
-    save_shard(WorkDir(root), index, rep, ids, texts, lines, max_chars)
+    save_shard(WorkDir(root), index, rep, ids, texts, lines, max_chars,
+               keys=representative_keys(texts, values, config.cluster))
     trim_heap()
     return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
 

@@ -5,7 +5,7 @@ Owns file names, atomic array writes and "is this step done?"; must not compute 
 Layout of a work directory::
 
     manifest.json                 what run this is (input, size, mtime, config); resume refuses others
-    shards/NNNNNN.ids.parquet     id, text length, input line of each document of shard NNNNNN
+    shards/NNNNNN.ids.parquet     id, text length, input line (representative key) of each document of shard NNNNNN
     shards/NNNNNN.values.npy      the shard's shingle hashes (CSR values) ...
     shards/NNNNNN.offsets.npy     ... and offsets
     shards/NNNNNN.sketch.npy      MinHash signatures or SimHash fingerprints (methods with a sketch)
@@ -13,7 +13,7 @@ Layout of a work directory::
     shards/NNNNNN.texts.parquet   the texts (only for a method whose score reads them)
     shards/NNNNNN.done            written last: the shard is complete
     values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy weights.npy
-                                  the shards joined (memory-mapped later)
+    representative_keys.npy       the shards joined (memory-mapped later)
     pairs/PPP-TAG.npy             candidate pair codes spilled by partition PPP
     verified.npz                  verified pairs (left, right, score)
     <stage>.done                  stage markers
@@ -104,9 +104,9 @@ class WorkDir:
 
 
 def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], texts: list[str], lines: list[int],
-               max_chars: int) -> int:
-    """Write a shard's representation, ids, lengths and input lines; ``done`` last (with the counts of
-    empty and truncated texts). Returns its size."""
+               max_chars: int, keys: np.ndarray | None = None) -> int:
+    """Write a shard's representation, ids, lengths, input lines (and representative keys, when the
+    cluster policy has them); ``done`` last (with the counts of empty and truncated texts). Returns its size."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -124,6 +124,8 @@ def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], tex
             pq.write_table(pa.table({"text": pa.array(list(rep.texts), pa.string())}), tmp)
     table = pa.table({"id": pa.array(ids, pa.string()), "length": pa.array(rep.lengths),
                       "line": pa.array(lines, pa.int64())})
+    if keys is not None:
+        table = table.append_column("representative_key", pa.array(keys, pa.float64()))
     with atomic_path(wd.shard(index, "ids.parquet"), durable=False) as tmp:
         pq.write_table(table, tmp)
     n_empty = sum(1 for t in texts if not t.strip())

@@ -122,10 +122,16 @@ def data_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "data"
 
 
+#: The folder ``bench make``, ``bench run`` and ``bench report`` share when none is given (in the current folder).
+BENCH_DIR = "neardup-bench"
+
+
 def bench_dir() -> Path:
-    """Where benchmark sets and results go: ``$NEARDUP_BENCH_DIR`` or ``~/.cache/neardup/bench``."""
+    """Where benchmark sets and results go: ``$NEARDUP_BENCH_DIR``, or ``neardup-bench`` in the current folder
+    (``bench make`` writes the sets there, ``bench run`` reads them and writes its results and report beside
+    them, ``bench report`` re-renders them)."""
     env = os.environ.get("NEARDUP_BENCH_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "neardup" / "bench"
+    return Path(env).expanduser() if env else Path(BENCH_DIR)
 
 
 def set_name(source: str, preset: str) -> str:

@@ -91,7 +91,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
         for t in grid:
             keep = scores >= t - 1e-12
             clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths,
-                                     base.cluster, t)
+                                     base.cluster, threshold=t)
             result = DedupResult(ids=data.corpus.ids, clusters=clusters, left=left[keep], right=right[keep],
                                  scores=scores[keep], summary={})
             metrics = score(result, data)

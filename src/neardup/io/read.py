@@ -37,7 +37,7 @@ import io
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +144,8 @@ class Corpus:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     n_empty: int = 0
     n_truncated: int = 0
+    #: Other fields read for every document when asked (``keep``), e.g. a representative policy's field.
+    fields: dict[str, list[Any]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -160,6 +162,7 @@ class Corpus:
         return Corpus(
             ids=[self.ids[i] for i in idx], texts=[self.texts[i] for i in idx],
             labels=[self.labels[i] for i in idx] if self.labels is not None else None, source=self.source,
+            fields={k: [v[i] for i in idx] for k, v in self.fields.items()},
         )
 
 
@@ -453,17 +456,18 @@ def _read_config(read: ReadConfig | None, fields: dict[str, Any]) -> ReadConfig:
 
 
 def read_corpus(path: str | os.PathLike[str], read: ReadConfig | None = None, label_field: str | None = None,
-                **fields: Any) -> Corpus:
+                keep: Sequence[str] = (), **fields: Any) -> Corpus:
     """Read every document of a file or folder (see the module docstring for the rules).
 
     ``read`` (or its fields as keywords: ``text_field``, ``id_field``, ``on_error``, ``max_chars``)
-    says how; ``label_field`` (e.g. ``"cluster"``) also reads true cluster labels; null means singleton.
+    says how; ``label_field`` (e.g. ``"cluster"``) also reads true cluster labels; null means singleton;
+    ``keep``: other fields to read into :attr:`Corpus.fields` (None where a record lacks one).
     """
     cfg = _read_config(read, fields)
-    wanted = [cfg.id_field, cfg.text_field] + ([label_field] if label_field else [])
+    wanted = [cfg.id_field, cfg.text_field] + ([label_field] if label_field else []) + list(keep)
     skipped: list[dict[str, Any]] = []
     records = iter_records(path, wanted, _skip_list(cfg, skipped), _required(cfg))
-    corpus = read_records(records, source=str(path), read=cfg, label_field=label_field, skipped=skipped)
+    corpus = read_records(records, source=str(path), read=cfg, label_field=label_field, skipped=skipped, keep=keep)
     if len(corpus) == 0:
         raise InputError(path, None, "no documents found (empty input)")
     return corpus
@@ -471,13 +475,13 @@ def read_corpus(path: str | os.PathLike[str], read: ReadConfig | None = None, la
 
 def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
                  read: ReadConfig | None = None, label_field: str | None = None,
-                 skipped: list[dict[str, Any]] | None = None, **fields: Any) -> Corpus:
+                 skipped: list[dict[str, Any]] | None = None, keep: Sequence[str] = (), **fields: Any) -> Corpus:
     """Validate records (dicts, or (line, dict) pairs) into a :class:`Corpus` (skips listed in ``skipped``,
-    which becomes :attr:`Corpus.skipped`)."""
+    which becomes :attr:`Corpus.skipped`; ``keep``: other fields to read into :attr:`Corpus.fields`)."""
     cfg = _read_config(read, fields)
     corpus = Corpus(ids=[], texts=[], labels=[] if label_field else None, source=source,
-                    skipped=skipped if skipped is not None else [])
-    for doc in iter_documents(records, source, cfg, corpus.skipped, label_field):
+                    skipped=skipped if skipped is not None else [], fields={name: [] for name in keep})
+    for doc in iter_documents(records, source, cfg, corpus.skipped, label_field, keep=keep):
         if not doc.text.strip():
             corpus.n_empty += 1
         if len(doc.text) > cfg.max_chars:
@@ -486,6 +490,8 @@ def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[st
         corpus.texts.append(doc.text)
         if corpus.labels is not None:
             corpus.labels.append(doc.label)
+        for name in keep:
+            corpus.fields[name].append(doc.extra.get(name) if doc.extra else None)
     return corpus
 
 
@@ -497,18 +503,19 @@ class Document:
     id: str
     text: str
     label: str | None = None
-    extra: dict[str, Any] | None = None  # the record's other fields, when asked for
+    extra: dict[str, Any] | None = None  # the record's other fields (or those kept), when asked for
 
 
 def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]], source: str = "<memory>",
                    read: ReadConfig | None = None, skipped: list[dict[str, Any]] | None = None,
-                   label_field: str | None = None, id_hashes: bool = False, extra: bool = False) -> Iterator[Document]:
+                   label_field: str | None = None, id_hashes: bool = False, extra: bool = False,
+                   keep: Sequence[str] = ()) -> Iterator[Document]:
     """Validate records one by one (streaming), applying the rules of the module docstring.
 
     Duplicate ids are found with a set of the ids seen (or, with ``id_hashes``, of their 64-bit
     XXH3 hashes: 8 bytes a document, for corpora too large to hold every id). ``extra``: keep each
-    record's other fields in :attr:`Document.extra`. Skipped records (``on_error="skip"``) are
-    appended to ``skipped``.
+    record's other fields in :attr:`Document.extra` (``keep``: only these, None where absent). Skipped
+    records (``on_error="skip"``) are appended to ``skipped``.
     """
     cfg = read or ReadConfig()
     id_field, text_field, on_error = cfg.id_field, cfg.text_field, cfg.on_error
@@ -529,14 +536,17 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
                 skipped.append(skip_entry(exc))
             continue
         seen[key] = lineno
-        more = {k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra else None
+        more = ({k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra
+                else {k: rec.get(k) for k in keep} if keep else None)
         yield Document(line=lineno, id=doc_id, text=text, label=label, extra=more)
 
 
 def iter_batches(path: str | os.PathLike[str], read: ReadConfig, batch_docs: int,
-                 skipped: list[dict[str, Any]] | None = None, extra: bool = False) -> Iterator[list[Document]]:
+                 skipped: list[dict[str, Any]] | None = None, extra: bool = False,
+                 keep: Sequence[str] = ()) -> Iterator[list[Document]]:
     """The validated documents of a file or folder, streamed in lists of ``batch_docs`` (the last may be
     shorter); nothing of a batch is kept after it. Ids are checked unique by hash (large corpora).
+    ``keep``: other fields read into each :attr:`Document.extra`.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
@@ -546,16 +556,69 @@ def iter_batches(path: str | os.PathLike[str], read: ReadConfig, batch_docs: int
     """
     if batch_docs < 1:
         raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
-    fields = None if extra else [read.id_field, read.text_field]
+    fields = None if extra else [read.id_field, read.text_field, *keep]
     batch: list[Document] = []
     records = iter_records(path, fields, _skip_list(read, skipped), _required(read))
-    for doc in iter_documents(records, str(path), read, skipped, id_hashes=True, extra=extra):
+    for doc in iter_documents(records, str(path), read, skipped, id_hashes=True, extra=extra, keep=keep):
         batch.append(doc)
         if len(batch) >= batch_docs:
             yield batch
             batch = []
     if batch:
         yield batch
+
+
+def texts_at(path: str | os.PathLike[str], lines: Sequence[int], text_field: str = "text") -> Iterator[str]:
+    """The ``text_field`` of the records at ``lines`` (ascending line or row numbers, as :class:`Document`
+    records them; records already validated), in that order. In a JSONL file only those lines are parsed.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+    >>> _ = p.write_text('{"id": 1, "text": "one"}\\n\\n{"id": 2, "text": "two"}\\n{"id": 3, "text": "three"}\\n')
+    >>> list(texts_at(p, [3, 4]))
+    ['two', 'three']
+    """
+    wanted = iter(lines)
+    target = next(wanted, None)
+    if target is None:
+        return
+    if detect_format(path) == "jsonl":
+        with _open_binary(path) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if lineno == target:
+                    yield json.loads(raw.decode("utf-8"))[text_field]
+                    target = next(wanted, None)
+                    if target is None:
+                        return
+        return
+    for lineno, rec in iter_records(path, [text_field]):
+        if lineno == target:
+            yield rec[text_field]
+            target = next(wanted, None)
+            if target is None:
+                return
+
+
+def read_texts(path: str | os.PathLike[str], ids: Iterable[str], read: ReadConfig | None = None) -> dict[str, str]:
+    """The texts of the documents ``ids`` of a file or folder, read again (streamed; stops when all are found).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+    >>> _ = p.write_text('{"id": 1, "text": "one"}\\n{"id": 2, "text": "two"}\\n')
+    >>> read_texts(p, ["2"])
+    {'2': 'two'}
+    """
+    cfg = read or ReadConfig()
+    wanted = set(ids)
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    for doc in iter_documents(iter_records(path, [cfg.id_field, cfg.text_field]), str(path), cfg, [], id_hashes=True):
+        if doc.id in wanted:
+            out[doc.id] = doc.text
+            if len(out) == len(wanted):
+                break
+    return out
 
 
 def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:

@@ -170,6 +170,17 @@ class Method:
         """Whether scores need IDF weights (:meth:`Representation.weights`)."""
         return self.score_name.startswith("weighted-")
 
+    def view(self) -> str:
+        """The name of what the method compares, e.g. ``"word 4-grams"`` (a pair's evidence names it)."""
+        sh = self.config.shingle
+        return f"{'char' if sh.char else 'word'} {sh.n}-grams"
+
+    def views(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              scores: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Each view that matched the verified pairs and every pair's score in it: the method's
+        representation and the pair score, unless a method compares several views (hybrid, re-rank)."""
+        return [(self.view(), scores)]
+
     def score_sets(self, sets: ShingleSets, left: np.ndarray, right: np.ndarray,
                    weights: Any = None, totals: np.ndarray | None = None) -> np.ndarray:
         """The configured set score of pairs (weights aligned with ``sets.values`` for weighted scores)."""
@@ -319,6 +330,9 @@ class VectorMethod(Method):
     def representation_key(self) -> tuple[Any, ...]:
         embed = self.config.embed
         return (*super().representation_key(), self.encoder, self.chunks, embed.model, embed.batch_size)
+
+    def view(self) -> str:
+        return f"{self.encoder} chunks" if self.chunks else self.encoder
 
     def floor(self) -> float:
         """Cosine a neighbour needs to be a candidate."""

@@ -102,6 +102,15 @@ class Hybrid(VectorMethod):
             return hybrid_scores(self.overlap(rep, left, right), cosine, embed.hybrid_weight)
         return logistic_scores(self.features(rep, left, right, cosine=cosine), embed.hybrid_coef or DEFAULT_HYBRID_COEF)
 
+    def views(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              scores: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Both views: the shingles' IDF-weighted overlap and the RETSim document cosine."""
+        from neardup.verify.cosine import cosine_scores
+
+        assert rep.vectors is not None
+        return [(self.shingles.view(), self.overlap(rep, left, right)),
+                (self.encoder, cosine_scores(rep.vectors.docs, left, right))]
+
     def params(self) -> dict[str, Any]:
         from neardup.verify.hybrid import DEFAULT_HYBRID_COEF
 

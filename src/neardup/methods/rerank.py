@@ -45,6 +45,14 @@ class Rerank(VectorMethod):
         assert rep.texts is not None
         return rerank_scores(rep.texts, left, right, self.config.embed.cross_model, info=info)
 
+    def views(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+              scores: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Both stages: the bi-encoder cosine that made the pair a candidate, the cross-encoder's probability."""
+        from neardup.verify.cosine import cosine_scores
+
+        assert rep.vectors is not None
+        return [(self.encoder, cosine_scores(rep.vectors.docs, left, right)), ("cross-encoder", scores)]
+
     def params(self) -> dict[str, Any]:
         return {**super().params(), "rerank_floor": self.config.embed.rerank_floor}
 

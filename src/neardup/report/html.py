@@ -5,7 +5,8 @@ written by :func:`neardup.eval.suite.run_suite`, read by :mod:`neardup.eval.resu
 must not run anything.
 
 Sections: test ARI per set x method, the full results table (ARI, pairwise P/R/F1, docs/s, peak
-memory, chosen parameters), ARI as OCR noise grows (ocr-light -> medium -> heavy), validation
+memory, chosen parameters), ARI as OCR noise grows (ocr-light -> medium -> heavy; a run without those
+sets, such as ``--quick``, shows each set's ARI as bars instead, with a note), validation
 precision/recall against threshold, and the true cluster-size histograms. Exactly three ``<svg``
 plots; a plot without data shows a message instead.
 """
@@ -128,7 +129,7 @@ def render_report(rows: Sequence[dict[str, Any]], trials: Sequence[dict[str, Any
                   sets: dict[str, Any] | None = None, run: dict[str, Any] | None = None,
                   title: str = "neardup benchmark") -> str:
     """The report as one HTML string."""
-    from neardup.report.plots import cluster_size_svg, noise_curve_svg, pr_threshold_svg
+    from neardup.report.plots import ari_bars_svg, cluster_size_svg, noise_curve_svg, pr_threshold_svg
 
     run = run or {}
     sets = sets or {}
@@ -160,8 +161,13 @@ def render_report(rows: Sequence[dict[str, Any]], trials: Sequence[dict[str, Any
                   "<h2>Results</h2>", _results_table(rows)]
     else:
         parts += ["<h2>Results</h2>", '<table id="results"><tr><td>no results</td></tr></table>']
-    parts += ["<h2>ARI as noise grows</h2>", f"<figure>{noise_curve_svg(rows, PROGRESSION, _levels(sets))}</figure>",
-              "<h2>Precision and recall against threshold</h2>", f"<figure>{pr_threshold_svg(trials)}</figure>",
+    if any(r.get("preset") in PROGRESSION and r.get("ari") is not None for r in rows):
+        parts += ["<h2>ARI as noise grows</h2>", f"<figure>{noise_curve_svg(rows, PROGRESSION, _levels(sets))}</figure>"]
+    else:  # no OCR progression (a --quick run): each set's ARI, not an empty chart
+        parts += ["<h2>Test ARI per set</h2>",
+                  f"<figure>{ari_bars_svg(rows)}<figcaption class=\"meta\">no {' / '.join(PROGRESSION)} sets in this run "
+                  "(run `neardup bench make` with those presets for ARI as noise grows)</figcaption></figure>"]
+    parts += ["<h2>Precision and recall against threshold</h2>", f"<figure>{pr_threshold_svg(trials)}</figure>",
               "<h2>Cluster sizes</h2>", f"<figure>{cluster_size_svg(_sizes_by_source(sets))}</figure>"]
     stats = _stats_table(sets)
     if stats:

@@ -12,7 +12,33 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["noise_curve_svg", "pr_threshold_svg", "cluster_size_svg", "message_svg"]
+__all__ = ["ari_bars_svg", "cluster_size_svg", "message_svg", "noise_curve_svg", "preset_label", "pr_threshold_svg"]
+
+#: Legend names of presets that say nothing on their own.
+PRESET_LABELS: dict[str, str] = {"planted": "planted copies (bundled example)"}
+
+
+def preset_label(preset: str) -> str:
+    """What a legend calls a noise preset.
+
+    >>> preset_label("planted"), preset_label("ocr-heavy")
+    ('planted copies (bundled example)', 'ocr-heavy')
+    """
+    return PRESET_LABELS.get(preset, preset)
+
+
+def _integer_log_ticks(axis: Any, top: float) -> None:
+    """Plain integer labels on a log axis (1, 2, 5, 10, ...: fewer per decade as the range grows), no
+    minor labels, so labels never crowd."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    decades = math.log10(max(top, 1.0))
+    subs = (1.0, 2.0, 5.0) if decades < 1.5 else (1.0, 3.0) if decades < 2.5 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0f}" if x >= 1 else ""))
+    axis.set_minor_formatter(NullFormatter())
 
 _PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 _COUNTER = [0]
@@ -82,6 +108,7 @@ def noise_curve_svg(rows: Sequence[dict[str, Any]], progression: Sequence[str],
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors[m], label=m)
         ax.set_title(source)
         ax.set_xticks(xs, labels)
+        ax.set_xlim(-0.45, len(xs) - 0.55)  # room for the outer tick labels inside the panel
         ax.set_ylim(-0.05, 1.02)
         if k % nc == 0:
             ax.set_ylabel("test ARI")
@@ -95,8 +122,36 @@ def noise_curve_svg(rows: Sequence[dict[str, Any]], progression: Sequence[str],
                 if nn not in names:
                     handles.append(hh)
                     names.append(nn)
-    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, title="method")
     fig.suptitle("ARI as OCR noise grows (tuned on validation, reported on test)")
+    fig.tight_layout(w_pad=2.0)
+    return _to_svg(fig)
+
+
+def ari_bars_svg(rows: Sequence[dict[str, Any]], title: str = "Test ARI per set and method") -> str:
+    """Test ARI of each method on each set, as grouped bars (what a run without the OCR progression
+    shows instead of the noise curve)."""
+    plt = _plt()
+    import numpy as np
+
+    cell = {(r["set"], r["method"]): r["ari"] for r in rows if r.get("ari") is not None}
+    if not cell:
+        return message_svg(title, "no results")
+    sets = list(dict.fromkeys(s for s, _ in cell))
+    methods = list(dict.fromkeys(m for _, m in cell))
+    width = 0.8 / len(methods)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(sets) * max(1, len(methods)) * 0.45 + 2), 2.8))
+    for k, m in enumerate(methods):
+        xs = np.arange(len(sets)) + (k - (len(methods) - 1) / 2) * width
+        vals = [cell.get((s, m), np.nan) for s in sets]
+        bars = ax.bar(xs, vals, width=width * 0.95, color=plt.cm.tab10(k % 10), label=m)
+        ax.bar_label(bars, labels=[f"{v:.2f}" if v == v else "" for v in vals], fontsize=7, padding=1)
+    ax.set_xticks(np.arange(len(sets)), sets)
+    ax.set_ylim(0, 1.12)
+    ax.set_ylabel("test ARI")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, title="method")
+    ax.set_title(title)
     fig.tight_layout()
     return _to_svg(fig)
 
@@ -124,7 +179,7 @@ def pr_threshold_svg(trials: Sequence[dict[str, Any]], chosen: dict[tuple[str, s
             ts = sorted(pts)
             prec = [sum(p for p, _ in pts[t]) / len(pts[t]) for t in ts]
             rec = [sum(r for _, r in pts[t]) / len(pts[t]) for t in ts]
-            ax.plot(ts, prec, color=colors[preset], lw=1.4, label=preset)
+            ax.plot(ts, prec, color=colors[preset], lw=1.4, label=preset_label(preset))
             ax.plot(ts, rec, color=colors[preset], lw=1.4, ls="--")
         ax.set_title(method)
         ax.set_xlabel("threshold")
@@ -133,9 +188,11 @@ def pr_threshold_svg(trials: Sequence[dict[str, Any]], chosen: dict[tuple[str, s
             ax.set_ylabel("precision — / recall - -")
     for k in range(len(methods), nr * nc):
         axes[k // nc][k % nc].axis("off")
-    handles = [plt.Line2D([], [], color=colors[p], label=p) for p in presets]
-    handles += [plt.Line2D([], [], color="k", label="precision"), plt.Line2D([], [], color="k", ls="--", label="recall")]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.legend(handles=[plt.Line2D([], [], color=colors[p], label=preset_label(p)) for p in presets],
+               loc="lower left", bbox_to_anchor=(1.0, 0.5), frameon=False, title="noise preset")
+    fig.legend(handles=[plt.Line2D([], [], color="k", label="precision"),
+                        plt.Line2D([], [], color="k", ls="--", label="recall")],
+               loc="upper left", bbox_to_anchor=(1.0, 0.48), frameon=False, title="line")
     fig.suptitle("Validation precision / recall against threshold (mean over sources)")
     fig.tight_layout()
     return _to_svg(fig)
@@ -157,9 +214,12 @@ def cluster_size_svg(sizes_by_group: dict[str, Sequence[int]]) -> str:
         sizes = np.asarray(groups[name])
         top = max(2, int(sizes.max()))
         bins = np.unique(np.round(np.logspace(0, np.log10(top + 1), 16)).astype(int))
-        ax.hist(sizes, bins=bins, color="#4c72b0", edgecolor="white")
+        counts, _, _ = ax.hist(sizes, bins=bins, color="#4c72b0", edgecolor="white")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _integer_log_ticks(ax.xaxis, top + 1)
+        _integer_log_ticks(ax.yaxis, float(max(counts.max(), 1)))
+        ax.set_ylim(bottom=0.7)  # a bar of one cluster stays visible
         dup = sizes[sizes > 1]
         mean = f"{dup.mean():.1f}" if dup.size else "-"
         ax.set_title(f"{name}\n{sizes.size} clusters, {int((sizes == 1).sum())} singletons, mean dup size {mean}",

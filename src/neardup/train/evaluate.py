@@ -61,7 +61,7 @@ def _at(data: LabelledData, prep: Prepared, left: np.ndarray, right: np.ndarray,
     from neardup.cluster import cluster_pairs
 
     clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths, config.cluster,
-                             threshold)
+                             threshold=threshold)
     res = DedupResult(ids=data.corpus.ids, clusters=clusters, left=left[keep], right=right[keep],
                       scores=scores[keep], summary={})
     out = score(res, data)

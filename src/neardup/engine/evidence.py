@@ -1,0 +1,146 @@
+"""The evidence stage of a chunked run (local or Ray): each verified pair's views and shared passages,
+written as ``evidence.parquet`` in pair order.
+
+Owns getting the texts back in bounded memory and scheduling the evidence of pairs on the worker
+processes; must not find passages (:mod:`neardup.verify.passages`), build evidence rows
+(:mod:`neardup.evidence`) or decide pairs.
+
+The map stage keeps no text, so the input is read again (as :mod:`neardup.io.keep` does; of a JSONL file,
+only the lines of the documents in pairs are parsed) and the texts of the documents in pairs, and only
+those, are written to a text store in the work directory: their UTF-8
+bytes one after the other (``texts.bin``) and where each starts (``text_offsets.npy``), read through a
+memory map. Pairs are then cut into chunks (two or more per worker, at most :data:`PAIRS_PER_TASK`); a
+worker computes a chunk's rows (texts read from the store) into ``evidence/PPPPPP.parquet``, and the parts
+are streamed into the output in order. Memory: one chunk's rows per worker (aligned a block at a time,
+:func:`neardup.evidence.evidence_table`) and an offset per paired document.
+"""
+
+from __future__ import annotations
+
+import mmap
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from neardup.engine.workdir import load_array, save_array
+from neardup.evidence import evidence_table, write_evidence
+from neardup.io.read import texts_at
+from neardup.io.write import atomic_path
+from neardup.results import EVIDENCE_FILE
+
+if TYPE_CHECKING:
+    from neardup.engine.sharded import ShardedRun
+
+#: Pairs whose evidence one task computes (at most; fewer, so every worker gets a few tasks), and the
+#: fewest pairs worth sending to the workers (fewer are done in this process).
+PAIRS_PER_TASK = 20_000
+MIN_PAIRS_PER_TASK = 10_000
+
+
+class TextStore:
+    """The texts of some documents (sorted indices ``docs``), read back by document index."""
+
+    def __init__(self, root: str | Path) -> None:
+        r = Path(root)
+        self.docs = load_array(r / "text_docs.npy", mmap=False)
+        self.offsets = load_array(r / "text_offsets.npy", mmap=False)
+        self._file = open(r / "texts.bin", "rb")
+        size = int(self.offsets[-1])
+        self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    def __call__(self, doc: int) -> str:
+        """The text of document ``doc`` (one of ``docs``)."""
+        k = int(np.searchsorted(self.docs, doc))
+        return self._data[int(self.offsets[k]) : int(self.offsets[k + 1])].decode("utf-8", "surrogatepass")
+
+    def close(self) -> None:
+        """Release the memory map and the file."""
+        if isinstance(self._data, mmap.mmap):
+            self._data.close()
+        self._file.close()
+
+
+def write_text_store(run: ShardedRun, n_shards: int, docs: np.ndarray, root: Path) -> None:
+    """Read the input again and write the texts of documents ``docs`` (sorted indices) to a store in
+    ``root``: only the records at their input lines (the map stage recorded them) are parsed."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = np.concatenate([pq.read_table(run.wd.shard(i, "ids.parquet"), columns=["line"])["line"].to_numpy()
+                            for i in range(n_shards)])[docs]
+    offsets = np.zeros(docs.size + 1, dtype=np.int64)
+    k = 0
+    with atomic_path(root / "texts.bin", durable=False) as tmp, open(tmp, "wb") as fh:
+        for k, text in enumerate(texts_at(run.input, lines.tolist(), run.read.text_field), start=1):
+            data = text.encode("utf-8", "surrogatepass")
+            fh.write(data)
+            offsets[k] = offsets[k - 1] + len(data)
+    if k != docs.size:
+        raise RuntimeError(f"the input changed during the run: {docs.size - k} documents in pairs not found again")
+    save_array(root / "text_offsets.npy", offsets)
+    save_array(root / "text_docs.npy", docs)
+
+
+def evidence_part(root: str, part: int, left_ids: list[str], right_ids: list[str], left: np.ndarray,
+                  right: np.ndarray, scores: np.ndarray, views: list[tuple[str, np.ndarray]]) -> int:
+    """Worker task: the evidence rows of one chunk of pairs, into ``evidence/PPPPPP.parquet``; returns the rows."""
+    out = Path(root) / "evidence" / f"{part:06d}.parquet"
+    if out.exists():  # resumed
+        return len(left_ids)
+    store = TextStore(Path(root) / "evidence")
+    try:
+        table = evidence_table(left_ids, right_ids, left, right, scores, views, store)
+    finally:
+        store.close()
+    with atomic_path(out, durable=False) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return table.num_rows
+
+
+def _parts(root: Path, count: int) -> Iterator[pa.Table]:
+    for part in range(count):
+        yield pq.read_table(root / f"{part:06d}.parquet")
+
+
+def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> None:
+    """The evidence stage: ``evidence.parquet`` of the verified pairs (sorted, as in ``pairs.parquet``)."""
+    t0 = time.perf_counter()
+    root = run.wd.root / "evidence"
+    views = run.method.views(run.representation(), left, right, scores)
+    docs = np.unique(np.concatenate([left, right])).astype(np.int64)
+    if not run.wd.done("texts"):
+        write_text_store(run, n_shards, docs, root)
+        run.wd.mark("texts")
+    names = run.ids_for(n_shards, docs)
+    per_task = max(MIN_PAIRS_PER_TASK, min(PAIRS_PER_TASK, -(-left.size // (2 * run.plan.workers))))
+    count = max(1, -(-left.size // per_task))
+    bar = run.bar(left.size, "evidence", "pair")
+
+    def task(part: int) -> tuple[Any, ...]:
+        sel = slice(part * per_task, (part + 1) * per_task)
+        return (str(run.wd.root), part, [names[int(i)] for i in left[sel]], [names[int(i)] for i in right[sel]],
+                left[sel], right[sel], scores[sel], [(name, np.asarray(v)[sel]) for name, v in views])
+
+    if count == 1:  # one task: here, without starting worker processes
+        bar.update(evidence_part(*task(0)))
+    else:  # a few tasks in flight per worker, so the driver holds a few chunks' ids at a time
+        pool = run.workers()
+        pending: list[Future[int]] = []
+        for part in range(count):
+            pending.append(pool.submit(evidence_part, *task(part)))
+            while len(pending) >= 2 * run.plan.workers:
+                bar.update(pending.pop(0).result())
+        for fut in pending:
+            bar.update(fut.result())
+        run.close()
+    bar.close()
+    write_evidence(run.outdir / EVIDENCE_FILE, _parts(root, count))
+    run.timed("evidence", t0)
+
+
+__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "write_run_evidence",
+           "write_text_store"]

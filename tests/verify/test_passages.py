@@ -1,0 +1,97 @@
+"""Shared passages: real shared text at the stated offsets, the longest run found, many pairs at once
+equal to one pair at a time."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from neardup.synth import apply_noise
+from neardup.text.normalize import normalize, normalize_words
+from neardup.verify.passages import MIN_WORDS, passages, shared_passages, words_of
+from tests.conftest import EXAMPLE
+
+PRESETS = ("ocr-1930s", "adversarial-spam", "web-aggregator", "typos", "ocr-heavy")
+
+
+def _longest_common_run(a: list[str], b: list[str]) -> int:
+    """Brute force: the most consecutive words two word lists share."""
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, start=1):
+            if x == y:
+                cur[j] = prev[j - 1] + 1
+                best = max(best, cur[j])
+        prev = cur
+    return best
+
+
+def _noisy_pairs(n: int = 60) -> list[tuple[str, str]]:
+    texts = [json.loads(line)["text"] for line in open(EXAMPLE, encoding="utf-8")][:n]
+    rng = random.Random(5)
+    return [(t, apply_noise(t, rng.choice(PRESETS), seed=i, doc_id=str(i)).text) for i, t in enumerate(texts)]
+
+
+def test_passages_are_the_same_text_at_the_stated_offsets_and_the_longest_is_found():
+    pairs = _noisy_pairs()
+    checked = 0
+    for a, b in pairs:
+        found = shared_passages(a, b)
+        for p in found:
+            assert normalize(a[p.left_start : p.left_end]) == normalize(b[p.right_start : p.right_end])
+            assert len(normalize_words(a[p.left_start : p.left_end])) == p.words >= MIN_WORDS
+        assert [p.words for p in found] == sorted((p.words for p in found), reverse=True)
+        for x, y in [(x, y) for i, x in enumerate(found) for y in found[i + 1 :]]:  # none overlap, in either text
+            assert x.left_end <= y.left_start or y.left_end <= x.left_start
+            assert x.right_end <= y.right_start or y.right_end <= x.right_start
+        longest = _longest_common_run(normalize_words(a), normalize_words(b))
+        if a.isascii() and b.isascii() and longest >= MIN_WORDS:
+            assert found and found[0].words == longest
+            checked += 1
+    assert checked > 20
+
+
+def test_many_pairs_at_once_equal_one_pair_at_a_time():
+    pairs = _noisy_pairs(40)
+    texts = [t for pair in pairs for t in pair]
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, len(texts), 200)
+    b = rng.integers(0, len(texts), 200)
+    batch = passages(texts, a, b)
+    assert batch == [shared_passages(texts[i], texts[j]) for i, j in zip(a.tolist(), b.tolist())]
+
+
+def test_normalization_differences_do_not_break_a_passage():
+    # homoglyphs, zero-width characters, case, punctuation and a hyphen at a line break
+    a = "The harbour bridge will be re-\nbuilt next year, the council said."
+    b = "THE HARBOUR BRIDGE WILL BE REBUILT NEXT YEAR — the c\u043euncil s\u200baid!"
+    (p,) = shared_passages(a, b)
+    assert a[p.left_start : p.left_end] == a[:-1] and b[p.right_start : p.right_end] == b[:-1]
+    assert p.words == 11
+
+
+def test_short_and_empty_texts():
+    assert shared_passages("", "anything at all") == []
+    assert shared_passages("Oil.", "Oil fell.")[0].words == 1  # texts shorter than three words: what they share
+    assert shared_passages("one two three", "four five six") == []
+    w = words_of(["", "Ab cd", "é"])
+    assert w.counts.tolist() == [0, 2, 1]
+
+
+def test_a_repeated_passage_is_found_once_per_place():
+    a = "buy now buy now buy now and save"
+    b = "and save buy now buy now buy now"
+    found = shared_passages(a, b)
+    assert found[0].words == 6 and a[found[0].left_start : found[0].left_end] == "buy now buy now buy now"
+
+
+@pytest.mark.parametrize("text", ["naïve café", "Ｆｕｌｌ width ﬁne", "Straße ½ cup", "日本語のテキスト 東京"])
+def test_unicode_passages_normalize_equal(text):
+    other = text + " appended here"
+    for p in shared_passages(text, other):
+        assert normalize(text[p.left_start : p.left_end]) == normalize(other[p.right_start : p.right_end])
