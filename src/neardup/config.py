@@ -198,6 +198,12 @@ class MinHashConfig:
     false positive and negative mass (:func:`neardup.candidates.lsh.lsh_plan`). ``None`` derives them
     from the method threshold. ``rule="collisions"``: a pair is a candidate when at least
     ``min_collisions`` of the ``num_perm`` values agree (the seed papers' k hashes / c collisions rule).
+    ``candidates_per_doc``: a candidate budget; when set (and bands and rows are not), the LSH threshold
+    is chosen on the corpus itself: the lowest of :data:`neardup.methods.minhash.LSH_LADDER` whose
+    candidate pairs per document, estimated on random pairs of the corpus's own signatures, stay within
+    it (character shingles share many common n-grams: bands for word shingles would propose most
+    pairs of a large corpus). ``max_candidates_per_doc``: a run whose candidate step yields more pairs
+    than this per document (and more than a million in all) stops with an error naming the settings.
     """
 
     num_perm: int = 128
@@ -208,6 +214,8 @@ class MinHashConfig:
     lsh_threshold: float | None = 0.2
     min_collisions: int | None = None
     max_bucket: int = 200
+    candidates_per_doc: float | None = None
+    max_candidates_per_doc: float | None = 1000.0
 
     def __post_init__(self) -> None:
         _check(_is_int(self.num_perm) and 2 <= self.num_perm <= 4096,
@@ -225,6 +233,10 @@ class MinHashConfig:
             _check(_is_int(self.min_collisions) and 1 <= self.min_collisions <= self.num_perm,
                    f"min_collisions must be in 1..num_perm, got {self.min_collisions!r}")
         _check(_is_int(self.max_bucket) and self.max_bucket >= 2, f"max_bucket must be >= 2, got {self.max_bucket!r}")
+        for name in ("candidates_per_doc", "max_candidates_per_doc"):
+            value = getattr(self, name)
+            _check(value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0),
+                   f"{name} must be > 0 or None, got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np
 
     ``info`` holds ``n_candidates`` and the seconds each stage took (and what the scorer reports).
     """
-    method = methods.get(config)
+    method = methods.get(config).plan(prep.rep)
     t0 = time.perf_counter()
     left, right, info = method.candidates(prep.rep)
     t1 = time.perf_counter()
@@ -142,6 +142,8 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     cfg = prep.config if config is None or config.method == "auto" else config
     if not prep.compatible_with(cfg):
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
+    method = methods.get(cfg).plan(prep.rep)
+    cfg = method.config
     left, right, scores, info = find_pairs(prep, cfg)
     t1 = time.perf_counter()
     corpus = prep.corpus
@@ -154,7 +156,7 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     if "scoring" in info:
         engine["scoring"] = info["scoring"]
     summary = build_summary(source=corpus.source, clusters=clusters, ids_of=lambda ix: [corpus.ids[i] for i in ix],
-                            params=methods.get(cfg).describe(), n_candidates=info["n_candidates"],
+                            params=method.describe(), n_candidates=info["n_candidates"],
                             n_pairs=info["n_verified"], n_empty=corpus.n_empty, n_truncated=corpus.n_truncated,
                             skipped=corpus.skipped, timings=timings, seconds=sum(timings.values()), engine=engine,
                             read=read)

@@ -92,12 +92,15 @@ class LocalRun(ShardedRun):
         key_parts = key_partitions(rows_per_table, limit)
         group = tables_per_pass(rows_per_table, limit) if key_parts == 1 else 1
         bar = self.bar(tables, "candidates", "table")
+        found = 0
         for first in range(0, tables, group):
             span = range(first, min(tables, first + group))
             for p in range(key_parts):
                 if not self.wd.done(f"keys-t{first:05d}p{p:04d}") and docs.size >= 2:
                     for t, keys, key_docs in table_keys(method, rep, docs, span, p, key_parts):
                         left, right = method.bucket_pairs(keys, key_docs)
+                        found += left.size
+                        method.check_candidates(found, docs.size)
                         self.spill(left, right, f"t{t:05d}p{p:04d}", n, parts)
                         bar.update(1 / key_parts)
                     self.wd.mark(f"keys-t{first:05d}p{p:04d}")

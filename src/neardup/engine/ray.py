@@ -351,7 +351,9 @@ class RayRun(ShardedRun):
                  .materialize())
         self.ray_info.update(key_parts=spec["key_parts"], key_tasks=len(ranges), pair_parts=pair_parts)
         self.timed("candidates", t0)
-        return pairs if pairs.count() else None
+        count = pairs.count()
+        method.check_candidates(count, docs.size)
+        return pairs if count else None
 
     def verify_pairs(self, pairs: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4: the verified pairs, as a materialized dataset and as sorted driver arrays."""

@@ -350,6 +350,8 @@ class ShardedRun:
             try:
                 n_shards = self.map_or_clean(outdir_existed)
                 self.join(n_shards)
+                self.method = self.method.plan(self.representation())
+                self.config = self.method.config
                 if isinstance(self.method, KeyedMethod):
                     left, right, scores = self.keyed_pairs()
                 else:

@@ -155,6 +155,12 @@ class Method:
         cfg = self.config
         return (self.name, cfg.normalize, cfg.shingle)
 
+    def plan(self, rep: Representation) -> Method:
+        """The method with the settings it derives from the corpus itself fixed in its config (e.g. the LSH
+        threshold a candidate budget calls for): every executor plans on the joined representation before
+        its candidate step, so all of them run the same settings. This one derives none."""
+        return self
+
     # -- candidates and scores --------------------------------------------------------------------
 
     def candidates(self, rep: Representation) -> Candidates:
@@ -266,12 +272,29 @@ class KeyedMethod(Method):
         """Scores of pairs from their sketches (methods whose ``scores_from`` is ``"sketch"``)."""
         raise NotImplementedError
 
+    def candidate_cap(self, n_docs: int) -> int | None:
+        """Candidate pairs (repeats across tables included) beyond which a run stops (None: no cap)."""
+        return None
+
+    def check_candidates(self, count: int, n_docs: int) -> None:
+        """Stop with an error naming the settings when ``count`` candidate pairs pass the cap."""
+        cap = self.candidate_cap(n_docs)
+        if cap is not None and count > cap:
+            raise ConfigError(
+                f"method {self.name}: the candidate step yields over {cap:,} pairs for {n_docs:,} documents "
+                f"({count / max(1, n_docs):,.0f} per document so far) with {self.params()}: choose stricter "
+                f"candidates (a higher lsh_threshold, or bands and rows), a candidate budget "
+                f"(minhash.candidates_per_doc), or raise minhash.max_candidates_per_doc")
+
     def candidates(self, rep: Representation) -> Candidates:
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
         lefts, rights = [], []
+        found = 0
         if docs.size >= 2:
             for _, keys, key_docs in self.table_rows(rep, docs, range(self.n_tables())):
                 left, right = self.bucket_pairs(keys, key_docs)
+                found += left.size
+                self.check_candidates(found, docs.size)
                 lefts.append(left)
                 rights.append(right)
         left, right = combine_tables(lefts, rights, self.min_shared)

@@ -7,6 +7,7 @@ not schedule work or compute signatures itself (:mod:`neardup.represent.minhash`
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,12 @@ from neardup.text.shingle import ShingleSets
 
 #: Jaccard levels ``neardup tune`` derives LSH bands for, and collision counts (as fractions of num_perm).
 LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+#: LSH thresholds a candidate budget chooses from (those at or above the configured one), loosest first.
+LSH_LADDER: tuple[float, ...] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8)
+#: Random document pairs the candidate rate of a banding is estimated on.
+PLAN_PAIRS = 20_000
+#: Candidate pairs a budget always allows in all (a small corpus is worth every pair it has).
+PLAN_FLOOR = 500_000
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -64,6 +71,38 @@ class MinHash(KeyedMethod):
 
     def representation_key(self) -> tuple[Any, ...]:
         return (*super().representation_key(), self.num_perm, self.seed)
+
+    def plan(self, rep: Representation) -> MinHash:
+        """With a candidate budget, the loosest LSH threshold of :data:`LSH_LADDER` (no looser than the
+        configured one) whose bands make random pairs of this corpus collide at most ``candidates_per_doc``
+        times per document, or :data:`PLAN_FLOOR` times in all if that is more (measured on
+        :data:`PLAN_PAIRS` seeded random pairs of its signatures)."""
+        mh = self.config.minhash
+        if self.rule != "lsh" or mh.candidates_per_doc is None or mh.bands is not None or rep.sketch is None:
+            return self
+        docs = np.flatnonzero(~rep.empty)
+        chosen = mh.lsh_threshold
+        if docs.size > 2:
+            rng = np.random.default_rng(mh.seed)
+            a = docs[rng.integers(0, docs.size, PLAN_PAIRS)]
+            b = docs[(np.searchsorted(docs, a) + rng.integers(1, docs.size, PLAN_PAIRS)) % docs.size]
+            order = np.argsort(a, kind="stable")  # read the (memory-mapped) signatures in order
+            equal = np.empty((PLAN_PAIRS, self.num_perm), dtype=bool)
+            equal[order] = np.asarray(rep.sketch[a[order]]) == np.asarray(rep.sketch[b[order]])
+            allowed = max(mh.candidates_per_doc * docs.size, PLAN_FLOOR)
+            for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
+                bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
+                rate = equal[:, : bands * rows].reshape(PLAN_PAIRS, bands, rows).all(axis=2).any(axis=1).mean()
+                chosen = lt
+                if rate * docs.size * (docs.size - 1) / 2 <= allowed:
+                    break
+        if chosen == mh.lsh_threshold:
+            return self
+        return MinHash(dataclasses.replace(self.config, minhash=dataclasses.replace(mh, lsh_threshold=chosen)))
+
+    def candidate_cap(self, n_docs: int) -> int | None:
+        per_doc = self.config.minhash.max_candidates_per_doc
+        return None if per_doc is None else max(1_000_000, int(per_doc * n_docs))
 
     def n_tables(self) -> int:
         return self.bands if self.rule == "lsh" else self.num_perm
