@@ -5,7 +5,15 @@ from hypothesis import strategies as st
 
 from neardup.config import ShingleConfig
 from neardup.text.shingle import ShingleSets, shingle_many
-from neardup.verify.overlap import idf_weights, intersection_sizes, jaccard, overlap_coefficient, score_pairs
+from neardup.verify.overlap import (
+    _marked_intersections,
+    idf_weights,
+    intersection_sizes,
+    jaccard,
+    overlap_coefficient,
+    score_pairs,
+    value_codes,
+)
 
 int_sets = st.lists(st.sets(st.integers(0, 40), max_size=25), min_size=2, max_size=8)
 
@@ -32,6 +40,26 @@ def test_vectorised_scores_equal_set_arithmetic(py_sets):
         assert inter[k] == len(A & B)
         assert jac[k] == (len(A & B) / len(A | B) if A | B else 0.0)
         assert ovl[k] == (len(A & B) / min(len(A), len(B)) if A and B else 0.0)
+
+
+@given(st.lists(st.sets(st.integers(0, 2**64 - 1), max_size=60), min_size=2, max_size=10),
+       st.lists(st.integers(0, 9), min_size=2, max_size=40))
+@settings(max_examples=80, deadline=None)
+def test_marking_gives_the_sorted_intersections_to_the_last_bit(py_sets, picks):
+    """The in-memory marking path and the chunked engines' sorting path must agree exactly (engines
+    are compared score for score), weighted or not, whatever the pairs' order and repeats."""
+    sets = _sets(py_sets)
+    n = len(py_sets)
+    left = np.array([p % n for p in picks[::2]], dtype=np.int64)
+    right = np.array([(p * 7 + 3) % n for p in picks[1::2]][: left.size], dtype=np.int64)
+    left = left[: right.size]
+    codes, counts = value_codes(sets.values)
+    weights = idf_weights(sets, 2.0) * np.pi  # irrational sums: any change of order shows in the last bits
+    for w in (None, weights):
+        sorted_way = intersection_sizes(sets, left, right, block=3, weights=w)
+        marked = _marked_intersections(sets, left, right, w, codes)
+        assert sorted_way.dtype == marked.dtype and np.array_equal(sorted_way, marked)
+    assert counts.sum() == sets.values.size and counts.size == np.unique(sets.values).size
 
 
 def test_hand_computed_values():

@@ -22,7 +22,7 @@ from neardup.config import DedupConfig
 from neardup.engine.tiles import load_tiles, read_rows, score_tiled
 from neardup.engine.workdir import WorkDir, load_array, release, save_npz, save_shard, trim_heap
 from neardup.methods.base import KeyedMethod, Representation
-from neardup.verify.overlap import idf
+from neardup.verify.overlap import idf, value_frequencies
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
 #: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
@@ -76,9 +76,8 @@ def weights_partition(root: str, part: int, parts: int, idf_power: float, span: 
     n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
     vals, pos = value_partition(Path(root) / "values.npy", part, parts)
     if vals.size:
-        _, inverse, counts = np.unique(vals, return_inverse=True, return_counts=True)
-        weights = idf(counts, n, idf_power)[inverse]
-        del vals, inverse, counts
+        weights = idf(value_frequencies(vals), n, idf_power)
+        del vals
         out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
         cuts = np.searchsorted(pos, np.arange(0, int(pos[-1]) + 1 + span, span))
         for lo, hi in zip(cuts[:-1], cuts[1:]):  # positions ascend: each block dirties one span of the file

@@ -28,7 +28,7 @@ from neardup.config import ConfigError, DedupConfig, config_to_dict
 from neardup.represent.embeddings import Embeddings
 from neardup.text.normalize import normalize, normalize_words, only_words_and_spaces
 from neardup.text.shingle import ShingleSets, shingle_many, shingle_words
-from neardup.verify.overlap import doc_weight_totals, idf_weights, score_pairs
+from neardup.verify.overlap import doc_weight_totals, idf_weights, idf_weights_of_codes, score_pairs, value_codes
 
 #: Thresholds ``neardup tune`` sweeps for set scores; heavy OCR noise pushes the best very low.
 SET_SCORE_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.04) + tuple(round(float(x), 3)
@@ -54,6 +54,7 @@ class Representation:
     vectors: Embeddings | None = None
     texts: Sequence[str] | None = None
     _weights: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _codes: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.sets)
@@ -66,9 +67,23 @@ class Representation:
     def weights(self, idf_power: float) -> tuple[np.ndarray, np.ndarray]:
         """IDF weights of the shingles (aligned with ``sets.values``) and each document's total, once per power."""
         if idf_power not in self._weights:
-            w = idf_weights(self.sets, idf_power)
+            codes = self.codes()
+            if codes is None or self._codes is None:
+                w = idf_weights(self.sets, idf_power)
+            else:
+                w = idf_weights_of_codes(codes, self._codes[1], len(self.sets), idf_power)
             self._weights[idf_power] = (w, doc_weight_totals(self.sets, w))
         return self._weights[idf_power]
+
+    def codes(self) -> np.ndarray | None:
+        """A dense code per shingle value (:func:`~neardup.verify.overlap.value_codes`), computed once, for
+        sets held in memory (they make exact scores faster); None for memory-mapped sets (the chunked
+        engines score tile by tile without them, to the same figures)."""
+        if isinstance(self.sets.values, np.memmap) or not isinstance(self.sets.values, np.ndarray):
+            return None
+        if self._codes is None:
+            self._codes = value_codes(self.sets.values)
+        return self._codes[0]
 
     def set_weights(self, idf_power: float, weights: np.ndarray, totals: np.ndarray) -> None:
         """Weights computed elsewhere (the chunked engines compute them by hash partition)."""
@@ -188,9 +203,11 @@ class Method:
         return [(self.view(), scores)]
 
     def score_sets(self, sets: ShingleSets, left: np.ndarray, right: np.ndarray,
-                   weights: Any = None, totals: np.ndarray | None = None) -> np.ndarray:
-        """The configured set score of pairs (weights aligned with ``sets.values`` for weighted scores)."""
-        return score_pairs(sets, left, right, self.score_name, weights=weights, totals=totals)
+                   weights: Any = None, totals: np.ndarray | None = None,
+                   codes: np.ndarray | None = None) -> np.ndarray:
+        """The configured set score of pairs (weights aligned with ``sets.values`` for weighted scores;
+        ``codes``, when the sets are in memory, for the faster intersection)."""
+        return score_pairs(sets, left, right, self.score_name, weights=weights, totals=totals, codes=codes)
 
     # -- description ------------------------------------------------------------------------------
 
@@ -312,7 +329,7 @@ class KeyedMethod(Method):
                 return np.empty(0, dtype=np.float64)
             return self.score_sketches(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]))
         weights, totals = rep.weights(self.config.verify.idf_power) if self.weighted() else (None, None)
-        return self.score_sets(rep.sets, left, right, weights, totals)
+        return self.score_sets(rep.sets, left, right, weights, totals, codes=rep.codes())
 
     def weighted(self) -> bool:
         return self.scores_from == "sets" and super().weighted()

@@ -75,7 +75,8 @@ class Hybrid(VectorMethod):
     def overlap(self, rep: Representation, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """IDF-weighted overlap coefficient of the pairs' shingle sets."""
         weights, totals = rep.weights(self.config.verify.idf_power)
-        return score_pairs(rep.sets, left, right, "weighted-overlap", weights=weights, totals=totals)
+        return score_pairs(rep.sets, left, right, "weighted-overlap", weights=weights, totals=totals,
+                           codes=rep.codes())
 
     def features(self, rep: Representation, left: np.ndarray, right: np.ndarray,
                  cosine: np.ndarray | None = None) -> np.ndarray:

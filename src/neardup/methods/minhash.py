@@ -27,6 +27,8 @@ LSH_LADDER: tuple[float, ...] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5
 PLAN_PAIRS = 20_000
 #: Candidate pairs a budget always allows in all (a small corpus is worth every pair it has).
 PLAN_FLOOR = 500_000
+#: Candidate pairs the cap (``max_candidates_per_doc``) always allows in all.
+CAP_FLOOR = 1_000_000
 MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -102,7 +104,7 @@ class MinHash(KeyedMethod):
 
     def candidate_cap(self, n_docs: int) -> int | None:
         per_doc = self.config.minhash.max_candidates_per_doc
-        return None if per_doc is None else max(1_000_000, int(per_doc * n_docs))
+        return None if per_doc is None else max(CAP_FLOOR, int(per_doc * n_docs))
 
     def n_tables(self) -> int:
         return self.bands if self.rule == "lsh" else self.num_perm

@@ -174,8 +174,8 @@ def sort_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int, runs: b
     the value's top bits below), falling back to an exact two-key sort in the rare case that two
     different values of one group share the key.
 
-    ``runs=True`` says the input is a few already sorted runs (e.g. two sorted lists concatenated):
-    a stable sort (timsort, which merges runs in linear time) is then used, about 8x faster.
+    ``runs=True`` says the input is already sorted by group or made of a few sorted runs (e.g. two
+    sorted lists concatenated): a stable sort (timsort, which exploits runs) is then used, 2-8x faster.
 
     >>> sort_by_group(np.array([1, 0, 1]), np.array([5, 9, 2], dtype=np.uint64), 2).tolist()
     [1, 2, 0]
@@ -196,7 +196,9 @@ def _unique_within(values: np.ndarray, doc: np.ndarray, n_docs: int) -> ShingleS
     below). If two different hashes of one document share the key (about 1e-8 per document),
     an exact two-key sort is used instead, so the result is always exact.
     """
-    order = sort_by_group(doc, values, n_docs)
+    # the hashes come document by document: the key is n_docs sorted runs, which a stable sort merges
+    # (2-3x faster than quicksort here, measured on word and character shingles)
+    order = sort_by_group(doc, values, n_docs, runs=True)
     values, doc = values[order], doc[order]
     keep = np.ones(values.size, dtype=bool)
     if values.size > 1:

@@ -1,0 +1,74 @@
+"""Candidate counts stay bounded: a budget plans the LSH threshold on the corpus itself (the same in every
+engine), and a cap stops a run whose candidates explode with a message naming the settings."""
+
+import random
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.config import ConfigError, DedupConfig, EngineConfig
+from neardup.io.write import write_jsonl
+from neardup.methods import minhash as minhash_method
+
+WORDS = ("market share price bank rate trade export import dollar yen oil crude stock index fell rose "
+         "percent said official government minister company profit loss quarter year billion million").split()
+
+
+@pytest.fixture()
+def crowded(tmp_path):
+    """600 short stories over one small vocabulary (their character 5-grams are shared by most of the
+    corpus, as in real news) and 20 planted copies with a few characters changed."""
+    rng = random.Random(7)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(40)) for _ in range(600)]
+    for i in range(20):
+        chars = list(texts[i])
+        for p in rng.sample(range(len(chars)), 4):
+            chars[p] = "x"
+        texts.append("".join(chars))
+    path = tmp_path / "crowded.jsonl"
+    write_jsonl(path, ({"id": str(i), "text": t} for i, t in enumerate(texts)))
+    return path
+
+
+CHAR = dict(method="minhash", threshold=0.6, shingle__char=True, shingle__n=5)
+
+
+def test_a_budget_raises_the_lsh_threshold_until_candidates_fit_and_keeps_the_true_pairs(crowded, monkeypatch):
+    monkeypatch.setattr(minhash_method, "PLAN_FLOOR", 0)
+    loose = neardup.dedup(crowded, **CHAR)
+    budget = neardup.dedup(crowded, **CHAR, minhash__candidates_per_doc=2)
+    assert loose.summary["params"]["minhash"]["lsh_threshold"] == 0.2
+    planned = budget.summary["params"]["minhash"]["lsh_threshold"]
+    assert planned > 0.2 and budget.summary["params"]["bands"] != loose.summary["params"]["bands"]
+    assert loose.summary["n_candidates"] > 10 * 620  # word-style bands propose most of the corpus
+    assert budget.summary["n_candidates"] <= 3 * 620
+    planted = {(str(i), str(600 + i)) for i in range(20)}
+    assert planted <= {(a, b) for a, b, _ in budget.pairs_by_id()}  # the copies are still found
+    # every engine plans on the joined representation and runs the same settings
+    local = neardup.dedup(crowded, **CHAR, minhash__candidates_per_doc=2, engine=EngineConfig(name="local", workers=1, progress=False),
+                          output=crowded.parent / "out")
+    assert local.summary["params"]["minhash"]["lsh_threshold"] == planned
+    assert [p[:2] for p in local.pairs_by_id()] == [p[:2] for p in budget.pairs_by_id()]
+
+
+def test_a_budget_never_loosens_the_configured_threshold(crowded):
+    res = neardup.dedup(crowded, **CHAR, minhash__lsh_threshold=0.5, minhash__candidates_per_doc=1000)
+    assert res.summary["params"]["minhash"]["lsh_threshold"] == 0.5
+
+
+@pytest.mark.parametrize("engine", ["memory", "local"])
+def test_candidates_over_the_cap_stop_the_run_with_the_settings_named(crowded, monkeypatch, engine, tmp_path):
+    monkeypatch.setattr(minhash_method, "CAP_FLOOR", 0)
+    eng = EngineConfig(name=engine, workers=1, progress=False)
+    with pytest.raises(ConfigError, match=r"candidate step yields over 1,240 pairs for 620 documents.*lsh_threshold"
+                                          r".*candidates_per_doc.*max_candidates_per_doc"):
+        neardup.dedup(crowded, **CHAR, minhash__max_candidates_per_doc=2, engine=eng, output=tmp_path / "o")
+    res = neardup.dedup(crowded, **CHAR, minhash__max_candidates_per_doc=None)
+    assert res.summary["n_candidates"] > 1240
+
+
+def test_budget_settings_are_checked():
+    with pytest.raises(ConfigError, match="candidates_per_doc must be > 0"):
+        DedupConfig().replace(minhash__candidates_per_doc=0)
+    assert np.isclose(DedupConfig().minhash.max_candidates_per_doc, 1000.0)
