@@ -42,7 +42,7 @@ def option(name: str, kind: Any, flags: Sequence[str], help: str, key: str | Non
 
 
 METHOD_OPTIONS: tuple[Option, ...] = (
-    option("method", Optional[str], ("--method", "-m"), "minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank (default: minhash)."),
+    option("method", Optional[str], ("--method", "-m"), "auto (default: calibrated on the corpus) | minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank."),
     option("threshold", Optional[float], ("--threshold", "-t"), "Similarity threshold in (0, 1] (default: the method's)."),
     option("ngram", Optional[int], ("--ngram", "-n"), "Shingle size (default: the method's: 4 words, 5 characters; SimHash: 4 characters).", "shingle__n"),
     option("char_ngrams", Optional[bool], ("--char-ngrams/--word-ngrams",), "Character or word n-grams (default: the method's).", "shingle__char"),
