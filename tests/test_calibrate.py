@@ -90,18 +90,20 @@ def _cjk_corpus(tmp_path, locale: str):
     return path, truth
 
 
-@pytest.mark.parametrize("locale", ["zh_CN", "ja_JP"])
-def test_chinese_and_japanese_found_end_to_end_by_the_default_command(tmp_path, locale):
+@pytest.mark.parametrize("locale", ["zh_CN", "ja_JP", "th_TH"])
+def test_chinese_japanese_and_thai_found_end_to_end_by_the_default_command(tmp_path, locale):
     path, truth = _cjk_corpus(tmp_path, locale)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["dedup", str(path), "-o", str(out), "--silent"])
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["calibration"]["profile"]["script"] in ("han", "kana")
+    assert summary["calibration"]["profile"]["script"] in ("han", "kana", "thai")
     assert summary["params"]["shingle"]["char"] is True
     found = {tuple(sorted((p["left"], p["right"]), key=lambda x: x[0] == "c"))
              for p in pq.read_table(out / "pairs.parquet").to_pylist()}
     assert truth <= found  # every planted copy
     assert len(found - truth) <= 1  # and (almost) nothing else
+    if locale == "th_TH":
+        return  # faker's Thai puts spaces between phrases: word shingles find these copies too
     words = neardup.dedup(path, method="minhash")  # the previous default: a "word" is a whole clause
     assert len({p[:2] for p in words.pairs_by_id()} & truth) <= len(truth) // 2  # measured: 6 (zh) and 2 (ja) of 20
