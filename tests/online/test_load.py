@@ -59,10 +59,11 @@ def test_running_a_load_again_finishes_it_without_adding_twice(tmp_path):
     assert second.exit_code == 0, second.output
     out = json.loads(second.stdout)
     assert (out["resubmitted"], out["added"], out["store_counts"]["documents"]) == (130, 170, 300)
-    whole = Detector(MemoryStore())
+    resumed = Detector(open_store(url), OnlineConfig(method="auto"))  # the command line default: the store settings
+    assert resumed.calibration is not None
+    whole = Detector(MemoryStore(), resumed.config)
     load(whole, EXAMPLE, progress=False)
     ids = [json.loads(line)["id"] for line in lines]
-    resumed = Detector(open_store(url))
     assert _decisions(resumed, ids) == _decisions(whole, ids)
     resumed.close()
 

@@ -37,9 +37,14 @@ StoreOpt = Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative
 
 #: The detector's settings as options (not given: the settings file's, else the detector's defaults).
 SETTINGS: tuple[Option, ...] = (
-    option("method", Optional[str], ("--method", "-m"), "sketch (the seed method) | minhash (ours)."),
-    option("config", Optional[Path], ("--config",), "JSON file of online settings (or a tune output)."),
-    option("n", Optional[int], ("--ngram", "-n"), "Word n-gram size (default 3)."),
+    option("method", Optional[str], ("--method", "-m"),
+           "auto (default: calibrated on the first documents, recorded in the store) | sketch (the seed method) "
+           "| minhash (ours)."),
+    option("config", Optional[Path], ("--config",),
+           "JSON file of online settings, an online tune output, or the batch configuration file "
+           "(neardup tune --out chosen.json: its shingling, threshold and MinHash settings are mapped)."),
+    option("char", Optional[bool], ("--char/--words",), "Character n-grams instead of word n-grams."),
+    option("n", Optional[int], ("--ngram", "-n"), "n-gram size (default 3 words, 5 characters)."),
     option("k_sample", Optional[int], ("--k-sample",), "Shingles sampled for the sketch/MinHash (default 1600)."),
     option("p", Optional[int], ("--p",), "Sketch values (default 20)."),
     option("t", Optional[int], ("--t",), "Sketch: candidates agree in more than t values (default 2)."),
@@ -52,7 +57,7 @@ SETTINGS: tuple[Option, ...] = (
     option("num_perm", Optional[int], ("--num-perm",), "MinHash values (default 128)."),
     option("bands", Optional[int], ("--bands",), "LSH bands (with --rows; default derived from --lsh-threshold)."),
     option("rows", Optional[int], ("--rows",), "LSH rows per band (with --bands)."),
-    option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2)."),
+    option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2 words, 0.3 characters)."),
 )
 #: The settings a command that stores documents takes (the sampling and sketch size are fixed by the store).
 STORE_SETTINGS: tuple[str, ...] = ("k_sample", "p", "f_short", "short_len", "num_perm", "bands", "rows")
@@ -65,15 +70,22 @@ def _guard(fn: Callable[[], Any], interrupted: str | None = None) -> Any:
     return guard(fn, (StoreError,), interrupted)
 
 
-def online_config(values: dict[str, Any]) -> Any:
-    """An :class:`OnlineConfig` from a settings file and the options given (None = not given)."""
-    from neardup.online.detector import OnlineConfig
-    from neardup.online.evaluate import config_from_file
+def online_config(values: dict[str, Any], quiet: bool = False) -> Any:
+    """An :class:`OnlineConfig` from a settings file and the options given (None = not given); the
+    method defaults to :data:`~neardup.online.detector.DEFAULT_METHOD`. Notes on a batch configuration
+    file's mapping go to stderr."""
+    from neardup.online.detector import DEFAULT_METHOD, OnlineConfig
+    from neardup.online.settings_file import read_settings
 
     options = dict(values)
     config_file = options.pop("config", None)
-    settings: dict[str, Any] = config_from_file(config_file) if config_file is not None else {}
+    settings: dict[str, Any] = {}
+    if config_file is not None:
+        settings, notes = read_settings(config_file)
+        for note in notes if not quiet else ():
+            typer.echo(f"note: {note}", err=True)
     settings.update({k: v for k, v in options.items() if v is not None})
+    settings.setdefault("method", DEFAULT_METHOD)
     return OnlineConfig.from_dict(settings)
 
 
@@ -98,7 +110,7 @@ def eval_command(
         out["config"] = cfg.to_dict()
         out["order"] = order
         if fmt == "text":
-            out = {k: out[k] for k in ("method", "n_docs", "precision", "recall", "f1", "tp", "fp", "fn",
+            out = {k: out[k] for k in ("method", "char", "n", "n_docs", "precision", "recall", "f1", "tp", "fp", "fn",
                                         "n_true_duplicates", "canonical", "latency", "docs_per_second")}
         _print(out, fmt)
 
@@ -106,7 +118,7 @@ def eval_command(
 
 
 @online_app.command("tune")
-@with_options([o for o in SETTINGS if o.name in ("method", "config", "top_candidates")], "settings")
+@with_options([o for o in SETTINGS if o.name in ("method", "config", "char", "top_candidates")], "settings")
 def tune_command(
     validation: Annotated[Path, typer.Argument(help="Labelled stream the settings are chosen on.")],
     test: Annotated[Path, typer.Argument(help="Labelled stream the chosen settings are reported on.")],
@@ -116,7 +128,8 @@ def tune_command(
     trials_out: Annotated[Optional[Path], typer.Option("--trials-out", help="Write every grid point's validation metrics as JSONL.")] = None,
     fmt: FormatOpt = "text", quiet: QuietOpt = False,
 ) -> None:
-    """Choose n, t (or the LSH threshold), f, r_overlap and the update rule on VALIDATION; report on TEST."""
+    """Choose the shingling (words or characters, unless --char/--words), n, t (or the LSH threshold), f,
+    r_overlap and the update rule on VALIDATION; report on TEST (and, per unit, what was tried)."""
 
     def go() -> None:
         from neardup.io.write import write_jsonl
@@ -134,7 +147,7 @@ def tune_command(
             write_jsonl(trials_out, iter(trials))
         if fmt == "text":
             keep = ("precision", "recall", "f1", "tp", "fp", "fn", "n_true_duplicates")
-            out = {"method": out["method"], "params": out["params"],
+            out = {"method": out["method"], "params": out["params"], "tried": out["tried"],
                    "validation": {k: out["validation"][k] for k in keep},
                    "test": {k: out["test"][k] for k in keep}}
         _print(out, fmt)

@@ -2,7 +2,9 @@
 
 Owns the ``neardup.online`` package surface; must not hold logic (see the modules below).
 
-* :mod:`~neardup.online.detector` - :class:`OnlineConfig`, :class:`Detector`, :class:`Answer`;
+* :mod:`~neardup.online.detector` - :class:`Detector`, :class:`Answer` (and :class:`OnlineConfig`, from
+  :mod:`~neardup.online.settings`); :mod:`~neardup.online.calibrate` - the calibrated default (``method="auto"``);
+  :mod:`~neardup.online.settings_file` - ``--config`` files, the batch configuration file included;
 * :mod:`~neardup.online.store` - :class:`Store`, :class:`SQLiteStore`, :class:`PostgresStore`, :func:`open_store`;
 * :mod:`~neardup.online.candidates` - the candidate steps (seed sketch, MinHash LSH) and their interface;
 * :mod:`~neardup.online.verify` - first-fraction overlap, the update rule, evidence;

@@ -5,6 +5,10 @@ re-submission and deletion rules; must not know SQL (see store.py) or HTTP (see 
 
 Methods (``OnlineConfig.method``), both verified the same way (see verify.py):
 
+* ``auto`` - the calibrated default (see :mod:`neardup.online.calibrate`): a new store profiles its
+  first documents (:func:`neardup.calibrate.profile`) and gets ``minhash`` with word or character
+  shingles and thresholds for that noise; the choice is recorded in the store, so every later process
+  (and a store built before calibration existed) keeps the store's own settings;
 * ``sketch`` - the seed method, reproduced faithfully: word n-gram shingles (n = 3), a sample of
   the first k = 1600 distinct shingles, a sketch of p = 20 values (each the minimum over the sample
   of the fingerprint XOR one of p fixed random numbers); stored documents whose sketches agree in
@@ -16,6 +20,12 @@ Methods (``OnlineConfig.method``), both verified the same way (see verify.py):
   method's own object (:class:`~neardup.methods.minhash.MinHash`) from the embedded
   :class:`~neardup.config.MinHashConfig` (bands derived from its ``lsh_threshold`` unless bands/rows
   are given).
+
+Shingles (``char``): word n-grams (default n = 3) or character n-grams of the normalized text
+(default n = 5, :data:`CHAR_LSH_THRESHOLD` 0.3 for the LSH bands: character shingles share common
+n-grams, so word-level bands (0.2) would propose a large share of the stored documents: on one Reuters
+day, character 4-grams at 0.2 made 23% of the stored stories candidates, 5-grams at 0.3 0.45%), computed by the batch
+pipeline's shingling (:mod:`neardup.text.shingle`); both methods take either.
 
 Our further improvements are switches that work with either method: ``top_candidates`` > 1
 verifies the best few candidates exactly and keeps the best score (the seed verifies one), and
@@ -45,23 +55,39 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from neardup.config import ConfigError, MinHashConfig, NormalizeConfig
+from neardup.config import ConfigError
 from neardup.io.read import text_problem
-from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep, minhash_method
-from neardup.online.features import DocFeatures, featurize, pack, prefix_fraction, sentence_sequences, unpack
+from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep
+from neardup.online.features import (
+    DocFeatures,
+    featurize,
+    n_units,
+    pack,
+    prefix_fraction,
+    sentence_sequences,
+    unpack,
+)
+from neardup.online.settings import (  # noqa: F401 - re-exported: the settings belong to the detector's API
+    CALIBRATED,
+    CHAR_LSH_THRESHOLD,
+    DEFAULT_METHOD,
+    MINHASH_SETTINGS,
+    ONLINE_METHODS,
+    OURS,
+    RUN_METHODS,
+    SEED_DEFAULTS,
+    UNIT_DEFAULTS,
+    OnlineConfig,
+    _check,
+)
 from neardup.online.store import DocRecord, Store, count_votes
 from neardup.online.verify import Scored, choose, evidence, prefix_of, update_reason
 from neardup.online.verify import overlap as overlap_score
-from neardup.represent.minhash import ALGORITHM as minhash_algorithm
-
-ONLINE_METHODS: tuple[str, ...] = ("sketch", "minhash")
-#: MinHash settings that may be given flat (``OnlineConfig(num_perm=64)``): they set the embedded ``minhash``.
-MINHASH_SETTINGS: tuple[str, ...] = ("num_perm", "bands", "rows", "lsh_threshold")
 
 
 class ConflictError(ValueError):
@@ -100,171 +126,13 @@ class InvalidDocument(ValueError):
         return (type(self), (self.reason, self.field, self.index))
 
 
-def _check(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
-
-
-@dataclass(frozen=True, init=False)
-class OnlineConfig:
-    """Every setting of the online detector (defaults: the seed paper's method and values).
-
-    The ``minhash`` method's signatures and bands are a :class:`~neardup.config.MinHashConfig` (its
-    ``seed`` is this config's); its fields may be given flat: ``OnlineConfig(num_perm=64, bands=16, rows=4)``.
-
-    >>> OnlineConfig().method, OnlineConfig(method="minhash").bands_rows(), OnlineConfig(num_perm=64).minhash.num_perm
-    ('sketch', (28, 2), 64)
-    >>> OnlineConfig(f=1.5)
-    Traceback (most recent call last):
-    ...
-    neardup.config.ConfigError: f must be in (0, 1], got 1.5
-    """
-
-    method: str = "sketch"
-    n: int = 3
-    k_sample: int = 1600
-    p: int = 20
-    t: int = 2
-    f: float = 0.4
-    f_short: float = 1.0
-    short_len: int = 100
-    r_overlap: float = 0.3
-    top_candidates: int = 1
-    update_rule: bool = False
-    update_min_numbers: int = 1
-    update_min_sentences: int = 1
-    update_sentence_tokens: int = 8
-    update_sentence_shared: float = 0.2
-    minhash: MinHashConfig = field(default_factory=MinHashConfig)
-    min_bands: int = 1
-    max_bucket: int = 1000
-    seed: int = 1
-    store_text: bool = True
-    evidence_snippets: int = 5
-    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
-
-    def __init__(self, **settings: Any) -> None:
-        flat = {k: settings.pop(k) for k in MINHASH_SETTINGS if k in settings}
-        for f in dataclasses.fields(self):
-            if f.name in settings:
-                value = settings.pop(f.name)
-            else:
-                value = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
-            object.__setattr__(self, f.name, value)
-        _check(not settings, f"unknown online setting(s): {', '.join(sorted(settings))}")
-        _check(isinstance(self.minhash, MinHashConfig), "minhash must be a MinHashConfig")
-        object.__setattr__(self, "minhash", dataclasses.replace(self.minhash, seed=self.seed, **flat))
-        self.__post_init__()
-
-    def __post_init__(self) -> None:
-        _check(self.method in ONLINE_METHODS, f"method must be one of {ONLINE_METHODS}, got {self.method!r}")
-        _check(_is_int(self.n) and 1 <= self.n <= 16, f"n must be an integer in 1..16, got {self.n!r}")
-        _check(_is_int(self.k_sample) and self.k_sample >= 1, f"k_sample must be an integer >= 1, got {self.k_sample!r}")
-        _check(_is_int(self.p) and 1 <= self.p <= 256, f"p must be an integer in 1..256, got {self.p!r}")
-        _check(_is_int(self.t) and 0 <= self.t < self.p, f"t must be an integer in 0..p-1 ({self.p - 1}), got {self.t!r}")
-        for name in ("f", "f_short", "r_overlap"):
-            value = getattr(self, name)
-            _check(isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1,
-                   f"{name} must be in (0, 1], got {value!r}")
-        _check(_is_int(self.short_len) and self.short_len >= 0, f"short_len must be an integer >= 0, got {self.short_len!r}")
-        _check(_is_int(self.top_candidates) and 1 <= self.top_candidates <= 100,
-               f"top_candidates must be an integer in 1..100, got {self.top_candidates!r}")
-        _check(isinstance(self.update_rule, bool), f"update_rule must be true or false, got {self.update_rule!r}")
-        for name in ("update_min_numbers", "update_min_sentences", "update_sentence_tokens"):
-            _check(_is_int(getattr(self, name)) and getattr(self, name) >= 0,
-                   f"{name} must be an integer >= 0, got {getattr(self, name)!r}")
-        _check(0 <= self.update_sentence_shared < 1,
-               f"update_sentence_shared must be in [0, 1), got {self.update_sentence_shared!r}")
-        mh = self.minhash
-        _check(mh.num_perm <= 1024, f"num_perm must be an integer in 2..1024, got {mh.num_perm!r}")
-        _check(mh.rule == "lsh", f"the online minhash step uses LSH bands: minhash rule must be 'lsh', got {mh.rule!r}")
-        _check(mh.lsh_threshold is not None, "lsh_threshold must be in (0, 1], got None")
-        _check(_is_int(self.min_bands) and self.min_bands >= 1, f"min_bands must be an integer >= 1, got {self.min_bands!r}")
-        _check(_is_int(self.max_bucket) and self.max_bucket >= 1, f"max_bucket must be an integer >= 1, got {self.max_bucket!r}")
-        _check(_is_int(self.evidence_snippets) and self.evidence_snippets >= 0,
-               f"evidence_snippets must be an integer >= 0, got {self.evidence_snippets!r}")
-        _check(isinstance(self.normalize, NormalizeConfig), "normalize must be a NormalizeConfig")
-
-    @classmethod
-    def ours(cls, **changes: Any) -> OnlineConfig:
-        """Our recommended settings: MinHash-LSH candidates, the top 5 verified exactly.
-
-        n = 4, f = 0.6, r_overlap = 0.6 scored best on average over the Reuters day (both halves)
-        and the noisy BBC stream (an in-sample choice over all of them; see the tune runs for
-        validation -> test figures). The update rule (3 new numbers or 2 new sentences) is off: it
-        gains ~0.07 F1 on the BBC stream, whose updates rewrite every figure, but costs recall on
-        Reuters, where a corrected figure still makes a duplicate. Turn it on for update-heavy feeds.
-
-        >>> OnlineConfig.ours().method, OnlineConfig.ours(update_rule=True).update_min_numbers
-        ('minhash', 3)
-        """
-        base: dict[str, Any] = {"method": "minhash", "top_candidates": 5, "n": 4, "f": 0.6, "r_overlap": 0.6,
-                                "lsh_threshold": 0.2, "update_rule": False, "update_min_numbers": 3,
-                                "update_min_sentences": 2}
-        base.update(changes)
-        return cls(**base)
-
-    def replace(self, **changes: Any) -> OnlineConfig:
-        """A copy with some settings changed (validated again).
-
-        >>> OnlineConfig().replace(t=3).t
-        3
-        """
-        return dataclasses.replace(self, **changes)
-
-    def bands_rows(self) -> tuple[int, int]:
-        """The LSH (bands, rows) of the minhash method."""
-        return minhash_method(self.minhash).bands, minhash_method(self.minhash).rows
-
-    def key_settings(self) -> dict[str, Any]:
-        """The settings the stored keys and verification data depend on (fixed for a store's life)."""
-        out: dict[str, Any] = {"method": self.method, "n": self.n, "k_sample": self.k_sample, "seed": self.seed,
-                               "normalize": dataclasses.asdict(self.normalize)}
-        if self.method == "sketch":
-            out["p"] = self.p
-        else:
-            out["num_perm"], (out["bands"], out["rows"]) = self.minhash.num_perm, self.bands_rows()
-            out["minhash_algorithm"] = minhash_algorithm
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able settings."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def setting_names(cls) -> set[str]:
-        """Every name a setting may be given by (fields, and the flat MinHash settings)."""
-        return {f.name for f in dataclasses.fields(cls)} | set(MINHASH_SETTINGS)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> OnlineConfig:
-        """Inverse of :meth:`to_dict`; flat MinHash settings are accepted too (unknown keys are a ConfigError).
-
-        >>> OnlineConfig.from_dict(OnlineConfig(t=4).to_dict()).t, OnlineConfig.from_dict({"bands": 8, "rows": 4}).bands_rows()
-        (4, (8, 4))
-        """
-        unknown = set(data) - cls.setting_names()
-        _check(not unknown, f"unknown online setting(s): {', '.join(sorted(unknown))}")
-        values = dict(data)
-        for name, kind in (("normalize", NormalizeConfig), ("minhash", MinHashConfig)):
-            if isinstance(values.get(name), Mapping):
-                try:
-                    values[name] = kind(**values[name])
-                except TypeError as exc:
-                    raise ConfigError(f"{name}: {exc}") from None
-        return cls(**values)
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-
 def make_step(config: OnlineConfig) -> CandidateStep:
     """The candidate step a config names.
 
     >>> make_step(OnlineConfig()).name
     'sketch'
     """
+    config._need_resolved()
     if config.method == "sketch":
         return SketchStep(p=config.p, k=config.k_sample, t=config.t, seed=config.seed, max_bucket=config.max_bucket)
     return MinHashStep(config.minhash, k=config.k_sample, min_bands=config.min_bands, max_bucket=config.max_bucket)
@@ -381,7 +249,7 @@ class Preparer:
         for name, value in (("id", doc_id), ("text", text), *(metadata or {}).items()):
             if problem := _not_text(name) or _not_text(value):
                 raise InvalidDocument(problem, str(name), index)
-        features = featurize(text, self.config.n, self.config.normalize)
+        features = featurize(text, self.config.n, self.config.normalize, bool(self.config.char))
         probe = self.step.probe(features)
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         return PreparedDoc(doc_id, text, digest, dict(metadata or {}), features, probe, index)
@@ -399,6 +267,16 @@ class Preparer:
                 doc_id, text, *rest = item
                 prepared.append(self.one(doc_id, text, rest[0] if rest else None, i))
         return prepared
+
+
+def _texts_of(docs: Iterable[DocItem]) -> list[str]:
+    """The texts of a batch's items that have one (what calibration profiles)."""
+    out = []
+    for item in docs:
+        text = item.get("text") if isinstance(item, Mapping) else (item[1] if len(item) > 1 else None)
+        if isinstance(text, str):
+            out.append(text)
+    return out
 
 
 def _not_text(value: Any) -> str | None:
@@ -485,15 +363,64 @@ class Detector:
     def __init__(self, store: Store, config: OnlineConfig | None = None, step: CandidateStep | None = None,
                  latency_window: int = 10_000) -> None:
         self.store = store
-        self.config = config or OnlineConfig()
-        self.step = step or make_step(self.config)
-        self.preparer = Preparer(self.config, self.step)
+        self.requested = config or OnlineConfig()
+        self.config = self.requested
+        self._custom_step = step
+        self.step: CandidateStep | None = None  # set once the settings are resolved
+        self.preparer: Preparer | None = None
+        self.calibration: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self.latencies: deque[float] = deque(maxlen=latency_window)
         self.stats = {"added": 0, "duplicates": 0, "resubmitted": 0, "conflicts": 0, "deleted": 0}
-        self._check_settings()
+        if self.requested.resolved:
+            self._use(self.requested)
+        else:
+            with self._lock, self.store.transaction():
+                self._adopt_stored()
 
     # -- settings -------------------------------------------------------------------------------
+
+    @property
+    def needs_calibration(self) -> bool:
+        """True while a ``method="auto"`` detector's store holds no settings yet: the first documents
+        added (or :meth:`calibrate`) choose them."""
+        return not self.config.resolved
+
+    def _use(self, config: OnlineConfig) -> None:
+        self.config = config
+        self.step = self._custom_step or make_step(config)
+        self.preparer = Preparer(config, self.step)
+        self._check_settings()
+
+    def _adopt_stored(self) -> bool:
+        """Use the settings the store holds (its calibration, or what it was built with), if any."""
+        from neardup.online.calibrate import apply, stored_choice
+
+        meta = self.store.read_meta()
+        choice = stored_choice(meta, self.store.counts()["documents"] > 0)
+        if choice is None:
+            return False
+        if "calibration" in meta:
+            self.calibration = json.loads(meta["calibration"])
+        self._use(apply(self.requested, choice))
+        return True
+
+    def calibrate(self, texts: Iterable[str]) -> dict[str, Any] | None:
+        """Resolve ``method="auto"`` on ``texts`` (the first documents; :mod:`neardup.online.calibrate`)
+        and record the choice in the store; a store that already holds settings keeps them. Returns the
+        calibration record ``{"profile", "choice"}`` (None for a detector with explicit settings)."""
+        from neardup.online.calibrate import resolve
+
+        with self._lock:
+            if not self.needs_calibration:
+                return self.calibration
+            with self.store.transaction():
+                if not self._adopt_stored():  # another process may have calibrated the store meanwhile
+                    config, record = resolve(self.requested, texts)
+                    self.store.write_meta("calibration", json.dumps(record, sort_keys=True))
+                    self.calibration = record
+                    self._use(config)
+        return self.calibration
 
     def _check_settings(self) -> None:
         wanted = self.config.key_settings()
@@ -517,6 +444,8 @@ class Detector:
         The answer is returned only after the document is durably stored.
         """
         t0 = time.perf_counter()
+        if self.needs_calibration:
+            self.calibrate([text] if isinstance(text, str) else [])
         return self._add([self.preparer.one(doc_id, text, metadata)], t0)[0]
 
     def add_many(self, docs: Iterable[DocItem]) -> list[Answer]:
@@ -530,11 +459,16 @@ class Detector:
         time from the call to the commit.
         """
         t0 = time.perf_counter()
+        if self.needs_calibration:
+            docs = list(docs)
+            self.calibrate(_texts_of(docs))
         return self._add(self.preparer(docs), t0)
 
     def add_prepared(self, prepared: Iterable[PreparedDoc]) -> list[Answer]:
         """:meth:`add_many` of documents already prepared by a :class:`Preparer` with this detector's
         settings (e.g. on another process)."""
+        _check(not self.needs_calibration, "documents prepared before the detector was calibrated: call "
+                                           "Detector.calibrate(first texts) first (method 'auto')")
         t0 = time.perf_counter()
         return self._add(list(prepared), t0)
 
@@ -593,7 +527,7 @@ class Detector:
         if not feats.empty:
             ranked = self.step.candidates(prep.probe, batch, cfg.top_candidates)
             records = batch.fetch([s for s, _ in ranked])
-            new_prefix = prefix_of(feats.seq, feats.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
+            new_prefix = prefix_of(feats.seq, feats.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len, cfg.char)
             scored = []
             stored = {}
             for seq, votes in ranked:
@@ -601,7 +535,7 @@ class Detector:
                 if rec is None or rec.features is None:
                     continue  # deleted meanwhile (an external index may lag)
                 old = stored[seq] = unpack(rec.features)
-                prefixes[seq] = prefix_of(old.seq, old.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len)
+                prefixes[seq] = prefix_of(old.seq, old.n_tokens, cfg.n, cfg.f, cfg.f_short, cfg.short_len, cfg.char)
                 scored.append(Scored(seq, votes, overlap_score(new_prefix, prefixes[seq])))
             if cfg.update_rule:
                 sentences: list[np.ndarray] | None = None
@@ -609,14 +543,14 @@ class Detector:
                     if cand.score >= cfg.r_overlap - 1e-12:
                         if sentences is None:
                             sentences = sentence_sequences(prep.text, cfg.n, cfg.update_sentence_tokens,
-                                                           cfg.normalize) if cfg.update_min_sentences else []
+                                                           cfg.normalize, cfg.char) if cfg.update_min_sentences else []
                         cand.update = update_reason(feats, sentences, stored[cand.seq], cfg.update_min_numbers,
                                                     cfg.update_min_sentences, cfg.update_sentence_shared)
             match, updated = choose(scored, cfg.r_overlap)
         if match is not None:
             old_rec = records[match.seq]
-            ev = evidence(feats.tokens, feats.seq, _prefix_len(feats, cfg), prefixes[match.seq], cfg.n,
-                          cfg.evidence_snippets)
+            ev = evidence(feats.units, feats.seq, _prefix_len(feats, cfg), prefixes[match.seq], cfg.n,
+                          cfg.evidence_snippets, char=bool(cfg.char))
             rec = DocRecord(seq=0, id=prep.doc_id, status="duplicate", original_id=old_rec.original_id,
                             matched_id=old_rec.id, score=round(float(match.score), 6), evidence=ev,
                             update_of=None, metadata=prep.metadata, text_hash=prep.text_hash)
@@ -701,7 +635,8 @@ class Detector:
 
 def _prefix_len(feats: DocFeatures, cfg: OnlineConfig) -> int:
     frac = prefix_fraction(feats.n_tokens, cfg.f, cfg.f_short, cfg.short_len)
-    return max(int(np.ceil(frac * feats.n_tokens)) - cfg.n + 1, 1)
+    units = n_units(feats.seq, feats.n_tokens, feats.n, feats.char)
+    return max(int(np.ceil(frac * units)) - cfg.n + 1, 1)
 
 
 def latency_summary(values: list[float]) -> dict[str, float | int]:

@@ -14,8 +14,9 @@ Scoring, per document in stream order (labels: the ``cluster`` field, null = sin
 
 ``canonical`` repeats the count with ``original_id`` (the canonical original) as the link.
 
-Tuning sweeps (n, t or lsh_threshold, f, r_overlap, update rule) on the validation stream. The
-stream is replayed once per (n, candidate setting) into a memory store, recording every candidate
+Tuning sweeps (shingling unit, n, t or lsh_threshold, f, r_overlap, update rule) on the validation
+stream: word and character shingles unless the base config fixes ``char`` (``auto`` is tuned as
+``minhash``). The stream is replayed once per (unit, n, candidate setting) into a memory store, recording every candidate
 with its score for each f and its update verdict; every other grid point is then a cheap re-run of
 the detector's own decision functions on that trace. The chosen setting is then replayed for real
 (SQLite store, timed) on validation and on test.
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.calibrate import SAMPLE_DOCS
 from neardup.config import ConfigError
 from neardup.io.read import InputError, cluster_label, iter_records, text_problem
 from neardup.io.write import atomic_text
@@ -51,6 +53,11 @@ GRID_F: tuple[float, ...] = (0.4, 0.6, 0.8, 1.0)
 GRID_N: tuple[int, ...] = (3, 4)
 GRID_T: tuple[int, ...] = (1, 2, 3, 4)
 GRID_LSH: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5)
+#: Character shingles: sizes and LSH thresholds tried (their common n-grams need higher thresholds).
+GRID_N_CHAR: tuple[int, ...] = (4, 5, 6)
+GRID_LSH_CHAR: tuple[float, ...] = (0.3, 0.4, 0.5)
+#: Shingling units ``tune`` tries when the base config does not fix one: words, then characters.
+UNITS: tuple[bool, ...] = (False, True)
 GRID_UPDATE: tuple[tuple[int, int], ...] = ((1, 1), (2, 1), (3, 1), (1, 0), (2, 0), (3, 0), (0, 1), (0, 2), (3, 2))
 GRID_R: tuple[float, ...] = tuple(round(float(x), 2) for x in np.arange(0.1, 0.951, 0.05))
 _TIME_FORMATS = ("%d-%b-%Y %H:%M:%S.%f", "%d-%b-%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d")
@@ -221,6 +228,8 @@ def replay(stream: Stream, config: OnlineConfig, store_url: str | None = None,
         if store.counts()["documents"]:
             raise ConfigError(f"{store.location}: replay needs an empty store")
         detector = Detector(store, config)
+        if detector.needs_calibration:  # as `online load` seeds a new store: profile the first documents
+            detector.calibrate(stream.texts[:SAMPLE_DOCS])
         t0 = time.perf_counter()
         answers = []
         for i, (doc_id, text) in enumerate(zip(stream.ids, stream.texts)):
@@ -233,7 +242,8 @@ def replay(stream: Stream, config: OnlineConfig, store_url: str | None = None,
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     out = score_answers(stream, answers)
-    out.update(method=config.method, n_docs=len(stream), store=store.kind,
+    out.update(method=detector.config.method, char=detector.config.char, n=detector.config.n,
+               calibration=detector.calibration, n_docs=len(stream), store=store.kind,
                latency=latency_summary([a.latency_ms for a in answers]), seconds=round(seconds, 3),
                docs_per_second=round(len(stream) / seconds, 1) if seconds > 0 else None)
     return out
@@ -259,9 +269,10 @@ def _trace(stream: Stream, config: OnlineConfig, fs: Sequence[float], max_top: i
     cfg = config.replace(top_candidates=max_top, t=0 if config.method == "sketch" else config.t)
     detector = Detector(MemoryStore(), cfg)
     step = detector.step
-    if config.n not in cache:
-        cache[config.n] = [featurize(t, config.n, config.normalize) for t in stream.texts]
-    feats = cache[config.n]
+    unit = (config.n, bool(config.char))
+    if unit not in cache:
+        cache[unit] = [featurize(t, config.n, config.normalize, bool(config.char)) for t in stream.texts]
+    feats = cache[unit]
     store = detector.store
     index_of_seq: dict[int, int] = {}
     stored: dict[int, Any] = {}
@@ -277,12 +288,12 @@ def _trace(stream: Stream, config: OnlineConfig, fs: Sequence[float], max_top: i
                 old = stored[j]
                 scores = {}
                 for fr in fs:
-                    a = prefix_of(f.seq, f.n_tokens, cfg.n, fr, cfg.f_short, cfg.short_len)
-                    b = prefix_of(old.seq, old.n_tokens, cfg.n, fr, cfg.f_short, cfg.short_len)
+                    a = prefix_of(f.seq, f.n_tokens, cfg.n, fr, cfg.f_short, cfg.short_len, cfg.char)
+                    b = prefix_of(old.seq, old.n_tokens, cfg.n, fr, cfg.f_short, cfg.short_len, cfg.char)
                     scores[fr] = overlap_score(a, b)
                 if sentences is None:
                     sentences = sentence_sequences(stream.texts[i], cfg.n, cfg.update_sentence_tokens,
-                                                   cfg.normalize)
+                                                   cfg.normalize, cfg.char)
                 k_num, k_sent = update_counts(f, sentences, old, cfg.update_sentence_shared)
                 cands.append(_Cand(j, votes, scores, k_num, k_sent))
         out.append(cands)
@@ -317,32 +328,66 @@ def simulate(trace: list[list[_Cand]], min_votes: int, top: int, f: float, r_ove
     return matched, canon
 
 
-def _grid(method: str) -> list[dict[str, Any]]:
-    """The candidate-step settings swept for a method: t (sketch) or lsh_threshold (minhash)."""
+def _grid(method: str, char: bool = False) -> list[dict[str, Any]]:
+    """The candidate-step settings swept for a method: t (sketch) or lsh_threshold (minhash, by unit)."""
     if method == "sketch":
         return [{"t": t} for t in GRID_T]
-    return [{"lsh_threshold": x} for x in GRID_LSH]
+    return [{"lsh_threshold": x} for x in (GRID_LSH_CHAR if char else GRID_LSH)]
+
+
+def tuning_base(base: OnlineConfig) -> OnlineConfig:
+    """The config a sweep starts from: ``auto`` is tuned as the method it resolves to (``minhash``), with
+    its other unset settings at ``OnlineConfig.ours`` values.
+
+    >>> tuning_base(OnlineConfig(method="auto")).method, tuning_base(OnlineConfig(method="auto")).top_candidates
+    ('minhash', 5)
+    """
+    if base.resolved:
+        return base
+    ours = OnlineConfig.ours()
+    return base.replace(method="minhash", **{k: getattr(ours, k) for k in ("f", "r_overlap", "top_candidates")
+                                             if k in base.unset})
 
 
 def sweep(stream: Stream, base: OnlineConfig, update_rules: Sequence[bool] = (False, True),
-          ns: Sequence[int] = GRID_N, fs: Sequence[float] = GRID_F, rs: Sequence[float] = GRID_R,
-          progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Validation metrics of every grid point (params merged with precision/recall/f1)."""
+          ns: Sequence[int] | None = None, fs: Sequence[float] = GRID_F, rs: Sequence[float] = GRID_R,
+          progress: Callable[[str], None] | None = None, units: Sequence[bool] | None = None
+          ) -> list[dict[str, Any]]:
+    """Validation metrics of every grid point (params merged with precision/recall/f1).
+
+    ``units``: the shingling units tried (default: the base config's if it fixes ``char``, else both);
+    ``ns``: the n-gram sizes (default :data:`GRID_N` for words, :data:`GRID_N_CHAR` for characters).
+    """
+    base = tuning_base(base)
+    if units is None:
+        units = (bool(base.char),) if "char" not in base.unset else UNITS
     trials: list[dict[str, Any]] = []
-    cache: dict[int, list[Any]] = {}
+    for char in units:
+        trials += _sweep_unit(stream, base, char, update_rules, ns or (GRID_N_CHAR if char else GRID_N), fs, rs,
+                              progress)
+    return trials
+
+
+def _sweep_unit(stream: Stream, base: OnlineConfig, char: bool, update_rules: Sequence[bool], ns: Sequence[int],
+                fs: Sequence[float], rs: Sequence[float], progress: Callable[[str], None] | None
+                ) -> list[dict[str, Any]]:
+    trials: list[dict[str, Any]] = []
+    cache: dict[Any, list[Any]] = {}
     top = base.top_candidates
+    unit = "char" if char else "word"
     for n in ns:
-        settings = _grid(base.method)
+        settings = _grid(base.method, char)
         traces: dict[Any, list[list[_Cand]]] = {}
         if base.method == "sketch":
-            traces[None] = _trace(stream, base.replace(n=n), fs, max(top, 10), cache)
+            traces[None] = _trace(stream, base.replace(n=n, char=char), fs, max(top, 10), cache)
         for setting in settings:
             if progress is not None:
-                progress(f"n={n} {setting}")
+                progress(f"{unit} n={n} {setting}")
             if base.method == "sketch":
                 trace, min_votes = traces[None], setting["t"] + 1
             else:
-                trace, min_votes = _trace(stream, base.replace(n=n, **setting), fs, top, cache), base.min_bands
+                trace = _trace(stream, base.replace(n=n, char=char, **setting), fs, top, cache)
+                min_votes = base.min_bands
             variants = [(False, 0, 0)] if False in update_rules else []
             if True in update_rules:
                 variants += [(True, mn, ms) for mn, ms in GRID_UPDATE]
@@ -351,7 +396,7 @@ def sweep(stream: Stream, base: OnlineConfig, update_rules: Sequence[bool] = (Fa
                     for r in rs:
                         links, canon = simulate(trace, min_votes, top, f, r, upd, mn, ms)
                         m = score_links(stream.labels, links)
-                        params = {"n": n, **setting, "f": f, "r_overlap": r, "update_rule": upd}
+                        params = {"char": char, "n": n, **setting, "f": f, "r_overlap": r, "update_rule": upd}
                         if upd:
                             params.update(update_min_numbers=mn, update_min_sentences=ms)
                         trials.append({**params, "precision": m["precision"], "recall": m["recall"], "f1": m["f1"]})
@@ -366,26 +411,49 @@ def best_params(trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
     0.4
     """
     best = max(trials, key=lambda t: (round(t["f1"], 12), round(t["precision"], 12), t["r_overlap"], -t["n"],
-                                      not t["update_rule"]))
+                                      not t["update_rule"], not t.get("char", False)))
     return {k: v for k, v in best.items() if k not in ("precision", "recall", "f1")}
 
 
+def tried(trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per shingling unit: the values searched of each setting, the number of trials and the best point.
+
+    >>> t = tried([{"char": True, "n": 5, "f": 0.6, "r_overlap": 0.5, "update_rule": False, "f1": 0.9,
+    ...             "precision": 1.0, "recall": 0.8}])
+    >>> t["char"]["grid"]["n"], t["char"]["best"]["f1"]
+    ([5], 0.9)
+    """
+    out: dict[str, Any] = {}
+    for char in sorted({bool(t.get("char", False)) for t in trials}):
+        mine = [t for t in trials if bool(t.get("char", False)) == char]
+        grid = {k: sorted({t[k] for t in mine if k in t})
+                for k in ("n", "t", "lsh_threshold", "f", "r_overlap", "update_rule") if any(k in t for t in mine)}
+        best = best_params(mine)
+        top = next(t for t in mine if all(t.get(k) == v for k, v in best.items()))
+        out["char" if char else "word"] = {"trials": len(mine), "grid": grid,
+                                           "best": {**best, **{k: top[k] for k in ("precision", "recall", "f1")}}}
+    return out
+
+
 def tune(validation: Stream, test: Stream | None, base: OnlineConfig, update_rules: Sequence[bool] = (False, True),
-         store_url: Callable[[], str | None] | None = None, progress: Callable[[str], None] | None = None
-         ) -> dict[str, Any]:
+         store_url: Callable[[], str | None] | None = None, progress: Callable[[str], None] | None = None,
+         units: Sequence[bool] | None = None) -> dict[str, Any]:
     """Pick settings on ``validation`` (best F1), then replay them for real on validation and test.
 
-    Returns ``method``, ``params`` (the chosen settings), ``config`` (all settings), ``validation``
-    and ``test`` (as :func:`replay`), ``n_trials``, ``seconds`` and ``trials``.
+    Returns ``method``, ``params`` (the chosen settings), ``config`` (all settings), ``tried`` (per
+    shingling unit: the grid searched and its best validation point), ``validation`` and ``test`` (as
+    :func:`replay`), ``n_trials``, ``seconds`` and ``trials``.
     """
     t0 = time.perf_counter()
-    trials = sweep(validation, base, update_rules=update_rules, progress=progress)
+    base = tuning_base(base)
+    trials = sweep(validation, base, update_rules=update_rules, progress=progress, units=units)
     params = best_params(trials)
     chosen = base.replace(**params)
     make_url = store_url or (lambda: None)
     out: dict[str, Any] = {
         "method": base.method,
         "params": {**params, "top_candidates": chosen.top_candidates},
+        "tried": tried(trials),
         "config": chosen.to_dict(),
         "validation": replay(validation, chosen, make_url()),
         "test": replay(test, chosen, make_url()) if test is not None else None,
@@ -538,20 +606,8 @@ def make_noisy_stream(path: str | os.PathLike[str], out_a: str | os.PathLike[str
 
 
 def config_from_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Online settings from a JSON file: an object of settings, or a ``tune`` output (its ``config``)."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(p, None, "no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(p, None, f"not valid JSON ({exc})") from None
-    if isinstance(data, dict) and isinstance(data.get("config"), dict):
-        data = data["config"]
-    if not isinstance(data, dict):
-        raise InputError(p, None, "expected a JSON object of online settings")
-    unknown = sorted(set(data) - OnlineConfig.setting_names())
-    if unknown:
-        raise InputError(p, None, f"unknown online setting(s): {', '.join(unknown)}")
-    return data
+    """Online settings from a JSON file: an object of settings, a ``tune`` output (its ``config``), or the
+    batch configuration file (see :func:`neardup.online.settings_file.read_settings`, which also gives notes)."""
+    from neardup.online.settings_file import read_settings
 
+    return read_settings(path)[0]

@@ -6,10 +6,12 @@ or shingling (it calls :mod:`neardup.text`).
 
 A document's *verification data* (stored beside it, see :func:`pack` / :func:`unpack`):
 
-* ``seq`` - the 64-bit word n-gram hashes in text order (repeats kept, at most ``MAX_SEQ``), from
-  which any "first fraction f" prefix set and the full set are derived, so f can be re-tuned
-  without rebuilding the store;
-* ``n_tokens`` - the token count (for the prefix length and the short-document rule);
+* ``seq`` - the 64-bit n-gram hashes in text order (repeats kept, at most ``MAX_SEQ``): word n-grams,
+  or with ``char`` character n-grams of the normalized text (spaces included, as the batch pipeline
+  shingles), from which any "first fraction f" prefix set and the full set are derived, so f can be
+  re-tuned without rebuilding the store;
+* ``n_tokens`` - the word count (the short-document rule; the prefix length of word shingles; the
+  prefix of character shingles is measured in characters, ``seq.size + n - 1``, see :func:`n_units`);
 * ``numbers`` - sorted unique hashes of the numbers written in the text (for the update rule).
 """
 
@@ -25,7 +27,7 @@ import xxhash
 
 from neardup.config import NormalizeConfig
 from neardup.text.normalize import normalize
-from neardup.text.shingle import tokenize, word_shingle_sequence
+from neardup.text.shingle import char_shingle_sequence, tokenize, word_shingle_sequence
 
 MAX_SEQ = 20_000  # n-gram hashes kept per document (a 20,000-word prefix covers any news story)
 _NUMBER_RE = re.compile(r"(?<!\w)(\d+(?:[.,:/]\d+)*)([^\W\d_]*)(?!\w)")
@@ -52,6 +54,8 @@ class DocFeatures:
     numbers: np.ndarray  # sorted unique uint64 hashes of the numbers in the raw text
     n: int
     raw: str = ""
+    char: bool = False
+    norm: str = ""  # the normalized text (character shingles: the units evidence is cut from)
 
     @property
     def n_tokens(self) -> int:
@@ -59,20 +63,43 @@ class DocFeatures:
         return len(self.tokens)
 
     @property
+    def units(self) -> list[str]:
+        """The shingling units in text order: word tokens, or the normalized text's characters."""
+        return list(self.norm[: MAX_SEQ + self.n - 1]) if self.char else self.tokens
+
+    @property
     def empty(self) -> bool:
         """True when the text has no token (never a duplicate, never a candidate)."""
         return not self.tokens
 
 
-def featurize(text: str, n: int, normalize_config: NormalizeConfig | None = None) -> DocFeatures:
-    """Normalize, tokenize and shingle ``text`` (word ``n``-grams) and collect its numbers.
+def featurize(text: str, n: int, normalize_config: NormalizeConfig | None = None, char: bool = False) -> DocFeatures:
+    """Normalize, tokenize and shingle ``text`` (word ``n``-grams, or character ``n``-grams of the
+    normalized text with ``char``) and collect its numbers.
 
-    >>> featurize("", n=3).empty
-    True
+    >>> featurize("", n=3).empty, featurize("The cat sat.", n=5, char=True).seq.size
+    (True, 7)
     """
-    tokens = tokenize(normalize(text, normalize_config))
-    seq = word_shingle_sequence(tokens, n)[:MAX_SEQ] if tokens else _EMPTY
-    return DocFeatures(tokens=tokens, seq=seq, numbers=number_hashes(text), n=n, raw=text)
+    norm = normalize(text, normalize_config)
+    tokens = tokenize(norm)
+    if not tokens:
+        seq = _EMPTY
+    elif char:
+        seq = char_shingle_sequence(norm, n)[:MAX_SEQ]
+    else:
+        seq = word_shingle_sequence(tokens, n)[:MAX_SEQ]
+    return DocFeatures(tokens=tokens, seq=seq, numbers=number_hashes(text), n=n, raw=text, char=char,
+                       norm=norm if char else "")
+
+
+def n_units(seq: np.ndarray, n_tokens: int, n: int, char: bool) -> int:
+    """The length in shingling units that a prefix fraction is taken of: the word count for word
+    shingles; for character shingles the characters the stored n-grams cover (``seq.size + n - 1``).
+
+    >>> n_units(featurize("ab cd", 3, char=True).seq, 2, 3, True), n_units(np.zeros(4, np.uint64), 6, 3, False)
+    (5, 6)
+    """
+    return seq.size + n - 1 if char and seq.size else n_tokens
 
 
 def number_hashes(text: str) -> np.ndarray:
@@ -129,11 +156,12 @@ def prefix_set(seq: np.ndarray, n_tokens: int, n: int, fraction: float) -> np.nd
 
 
 def sentence_sequences(text: str, n: int, min_tokens: int,
-                       normalize_config: NormalizeConfig | None = None) -> list[np.ndarray]:
-    """Word n-gram hashes of each sentence of ``text`` with at least ``min_tokens`` tokens.
+                       normalize_config: NormalizeConfig | None = None, char: bool = False) -> list[np.ndarray]:
+    """Word (or with ``char`` character) n-gram hashes of each sentence of ``text`` with at least
+    ``min_tokens`` words.
 
     Sentences end at ``.``/``!``/``?`` followed by space, at blank lines and at indented lines
-    (wire-story paragraphs). The hashes equal those of the same words in the whole document.
+    (wire-story paragraphs). The hashes equal those of the same words (characters) in the whole document.
 
     >>> len(sentence_sequences("One two three four. Five six seven eight nine.", 3, 4))
     2
@@ -142,8 +170,11 @@ def sentence_sequences(text: str, n: int, min_tokens: int,
     for part in _SENTENCE_RE.split(text):
         if not part or not part.strip():
             continue
-        tokens = tokenize(normalize(part, normalize_config))
-        if len(tokens) >= max(min_tokens, n):
+        norm = normalize(part, normalize_config)
+        tokens = tokenize(norm)
+        if char and len(tokens) >= min_tokens and len(norm) >= n:
+            out.append(char_shingle_sequence(norm, n))
+        elif not char and len(tokens) >= max(min_tokens, n):
             out.append(word_shingle_sequence(tokens, n))
     return out
 

@@ -8,7 +8,8 @@ Each batch is one transaction, decided exactly as one ``add`` per document would
 A load that stops part way (killed, or an error) keeps every batch committed before it; running it
 again re-sends those documents, which the detector answers from the store (same id and text:
 ``resubmitted``, nothing written), so a re-run finishes the job without duplicating anything.
-Records other than ``id`` and ``text`` fields are kept as the document's metadata.
+Records other than ``id`` and ``text`` fields are kept as the document's metadata. A new store of a
+``method="auto"`` detector is calibrated on the file's first documents (:meth:`Detector.calibrate`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import Future
+from itertools import chain
 from typing import Any
 
 from tqdm import tqdm
@@ -59,6 +62,9 @@ def load(detector: Detector, path: str | os.PathLike[str], read: ReadConfig | No
     read = (read or ReadConfig()).replace(**fields)
     run = _Load(detector, path, {"id": read.id_field, "text": read.text_field}, read.on_error)
     batches = iter_batches(path, read, batch_size, run.skipped, extra=True)
+    if detector.needs_calibration:  # a new store with method auto: profile the file's first documents
+        batches = _calibrate(detector, batches)
+        run.preparer = detector.preparer
     t0 = time.perf_counter()
     with tqdm(desc="loading", unit=" docs", disable=not progress, mininterval=1.0) as run.bar:
         if not workers:
@@ -80,6 +86,20 @@ def load(detector: Detector, path: str | os.PathLike[str], read: ReadConfig | No
             **run.counts, "skipped": len(run.skipped), "skipped_records": run.skipped[:100],
             "seconds": round(seconds, 3), "docs_per_second": round(run.counts["read"] / seconds, 1) if seconds else 0.0,
             "batch_size": batch_size, "workers": workers, "store_counts": detector.counts()}
+
+
+def _calibrate(detector: Detector, batches: Iterator[list[Document]]) -> Iterator[list[Document]]:
+    """Calibrate ``detector`` on the first :data:`~neardup.calibrate.SAMPLE_DOCS` documents; the batches
+    read for it are given back first."""
+    from neardup.calibrate import SAMPLE_DOCS
+
+    head: list[list[Document]] = []
+    for batch in batches:
+        head.append(batch)
+        if sum(map(len, head)) >= SAMPLE_DOCS:
+            break
+    detector.calibrate([d.text for batch in head for d in batch if isinstance(d.text, str)])
+    return chain(head, batches)
 
 
 class _Load:

@@ -39,6 +39,7 @@ from starlette.concurrency import run_in_threadpool
 
 from neardup.config import ConfigError
 from neardup.online.detector import (
+    DEFAULT_METHOD,
     ConflictError,
     Detector,
     DocumentNotFound,
@@ -346,7 +347,8 @@ def serve(store_url: str, host: str = "127.0.0.1", port: int = 8000, token: str 
           max_batch: int = DEFAULT_MAX_BATCH, log_level: str = "info") -> None:
     """Open the store and run the service until interrupted (one process; writes are serialised).
 
-    Refuses (:class:`~neardup.config.ConfigError`) to listen beyond loopback without a token.
+    Refuses (:class:`~neardup.config.ConfigError`) to listen beyond loopback without a token. Without a
+    ``config``: :data:`~neardup.online.detector.DEFAULT_METHOD` (a store that holds settings keeps them).
     """
     import uvicorn
 
@@ -355,6 +357,6 @@ def serve(store_url: str, host: str = "127.0.0.1", port: int = 8000, token: str 
                           "or bind to 127.0.0.1")
     if not 0 <= port <= 65535:
         raise ConfigError(f"port must be in 0..65535, got {port}")
-    detector = Detector(open_store(store_url), config)
+    detector = Detector(open_store(store_url), config or OnlineConfig(method=DEFAULT_METHOD))
     app = create_app(detector, token=token or None, max_body_bytes=max_body_bytes, max_batch=max_batch)
     uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1, access_log=False)

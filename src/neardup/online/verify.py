@@ -10,7 +10,11 @@ or pick candidates (see candidates.py), and reuses :func:`neardup.verify.overlap
   sentences that share almost no n-gram with the candidate;
 * choice: candidates by score, best first; the first at or above ``r_overlap`` that is not an
   update is the match;
-* evidence: the new document's longest runs of tokens covered by matching n-grams, as text.
+* evidence: the new document's longest runs of units (words, or characters for character shingles)
+  covered by matching n-grams, as text.
+
+Word and character shingles are verified alike: the prefix is the first fraction of the document's
+words or characters (which fraction, ``f`` or ``f_short``, always goes by its word count).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neardup.online.features import DocFeatures, StoredFeatures, prefix_fraction, prefix_set
+from neardup.online.features import DocFeatures, StoredFeatures, n_units, prefix_fraction, prefix_set
 from neardup.verify.overlap import overlap_coefficient
 
 
@@ -34,15 +38,19 @@ class Scored:
     update: str | None = None
 
 
-def prefix_of(seq: np.ndarray, n_tokens: int, n: int, f: float, f_short: float, short_len: int) -> np.ndarray:
+def prefix_of(seq: np.ndarray, n_tokens: int, n: int, f: float, f_short: float, short_len: int,
+              char: bool = False) -> np.ndarray:
     """The verification set of one document: n-grams of its first fraction (see module docstring).
 
     >>> from neardup.online.features import featurize
     >>> d = featurize("a b c d e f g h i j", 3)
     >>> prefix_of(d.seq, d.n_tokens, 3, 0.5, 1.0, 5).size, prefix_of(d.seq, d.n_tokens, 3, 0.5, 1.0, 50).size
     (3, 8)
+    >>> c = featurize("abcdefghij", 3, char=True)  # one word, 10 characters: half is "abcde", 3 trigrams
+    >>> prefix_of(c.seq, c.n_tokens, 3, 0.5, 0.5, 5, char=True).size
+    3
     """
-    return prefix_set(seq, n_tokens, n, prefix_fraction(n_tokens, f, f_short, short_len))
+    return prefix_set(seq, n_units(seq, n_tokens, n, char), n, prefix_fraction(n_tokens, f, f_short, short_len))
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> float:
@@ -135,17 +143,23 @@ def choose(scored: Sequence[Scored], r_overlap: float) -> tuple[Scored | None, S
 
 
 def evidence(tokens: Sequence[str], seq: np.ndarray, prefix_len: int, matched: np.ndarray, n: int,
-             max_snippets: int = 5, max_words: int = 40) -> list[str]:
+             max_snippets: int = 5, max_words: int = 40, char: bool = False) -> list[str]:
     """The longest runs of the new document's tokens covered by n-grams also in ``matched``.
 
     Only the first ``prefix_len`` n-grams (the verified prefix) are searched. Snippets are the
-    normalized words (lower case, no punctuation), longest first, cut to ``max_words``.
+    normalized words (lower case, no punctuation), longest first, cut to ``max_words``. With ``char``
+    the tokens are the normalized text's characters (character shingles): a snippet is the covered
+    passage, cut to ``6 * max_words`` characters, and runs shorter than two n-grams (a common syllable
+    such as " the ") are left out.
 
     >>> from neardup.online.features import featurize
     >>> d = featurize("The quake hit the bay of plenty today", 3)
     >>> e = featurize("a quake hit the bay of plenty region", 3)
     >>> evidence(d.tokens, d.seq, d.seq.size, np.unique(e.seq), 3)
     ['quake hit the bay of plenty']
+    >>> d, e = featurize("The quake hit the Bay of Plenty", 5, char=True), featurize("a quaké hit thw bay of plenty", 5, char=True)
+    >>> evidence(d.units, d.seq, d.seq.size, np.unique(e.seq), 5, char=True)
+    ['bay of plenty']
     """
     if not tokens or seq.size == 0 or matched.size == 0 or max_snippets <= 0:
         return []
@@ -159,10 +173,13 @@ def evidence(tokens: Sequence[str], seq: np.ndarray, prefix_len: int, matched: n
     covered = np.cumsum(delta[:-1]) > 0
     edges = np.diff(np.concatenate(([0], covered.astype(np.int8), [0])))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    order = sorted(range(starts.size), key=lambda i: (-(ends[i] - starts[i]), starts[i]))[:max_snippets]
+    order = sorted(range(starts.size), key=lambda i: (-(ends[i] - starts[i]), starts[i]))
+    if char:
+        order = [i for i in order if ends[i] - starts[i] >= 2 * n]
+    sep, limit = ("", 6 * max_words) if char else (" ", max_words)
     out = []
-    for i in order:
-        words = tokens[starts[i]: ends[i]]
-        text = " ".join(words[:max_words])
-        out.append(text + (" …" if len(words) > max_words else ""))
+    for i in order[:max_snippets]:
+        units = tokens[starts[i]: ends[i]]
+        text = sep.join(units[:limit]).strip()
+        out.append(text + (" …" if len(units) > limit else ""))
     return out

@@ -113,6 +113,20 @@ def char_shingles(text: str, n: int) -> np.ndarray:
     return _char_shingle_batch([text], n).values
 
 
+def char_shingle_sequence(text: str, n: int) -> np.ndarray:
+    """64-bit hashes of the character n-grams of ``text`` in text order (repeats kept): the values of
+    :func:`char_shingles`, positioned (one gram of all characters for a text shorter than ``n``).
+
+    >>> seq = char_shingle_sequence("abcab", 2)
+    >>> seq.size, sorted(set(seq.tolist())) == char_shingles("abcab", 2).tolist()
+    (4, True)
+    """
+    if not text:
+        return _EMPTY
+    grams, _ = _ngram_hashes(char_unit_hashes(text), np.array([len(text)], dtype=np.int64), n)
+    return grams
+
+
 def shingle(text: str, config: ShingleConfig | None = None) -> np.ndarray:
     """Sorted unique shingle hashes of one normalized text, as configured.
 
