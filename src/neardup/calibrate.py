@@ -176,10 +176,42 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
             "minhash__candidates_per_doc": CHAR_CANDIDATES_PER_DOC}
 
 
+def view_thresholds(p: NoiseProfile, views: Iterable[str]) -> tuple[float, ...]:
+    """Each view's threshold under a profile (method multiview): word 4-grams' and character 5-grams'
+    as :func:`choose` gives them; RETSim's cosine at 0.95, not calibrated (above the retsim method's 0.9:
+    in the max rule templated wire notices reach 0.9, docs/multiview.md).
+
+    >>> view_thresholds(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07,
+    ...                              spaceless=0.0, script="spaced"), ("word", "char", "retsim"))
+    (0.257, 0.397, 0.95)
+    """
+    table = {"word": _decay(WORD_THRESHOLD, p.damage), "char": _decay(CHAR_THRESHOLD, p.damage), "retsim": 0.95}
+    return tuple(table[v] for v in views)
+
+
+def needs_corpus(config: DedupConfig) -> bool:
+    """Whether :func:`resolve` reads the texts for ``config`` (else it returns ``config`` unchanged).
+
+    >>> needs_corpus(DedupConfig(method="auto")), needs_corpus(DedupConfig(method="minhash"))
+    (True, False)
+    """
+    return config.method == "auto" or (config.method == "multiview" and config.multiview.view_thresholds is None)
+
+
 def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
     """``config`` itself, or for ``method="auto"`` the configuration the texts' profile calls for, with the
     profile and the choice recorded in ``config.calibration`` (and so in a run's summary). Settings the
-    user gave (anything but the method's defaults) are kept."""
+    user gave (anything but the method's defaults) are kept. For ``method="multiview"`` without
+    ``view_thresholds``, each view's threshold the profile calls for (:func:`view_thresholds`)."""
+    if config.method == "multiview" and config.multiview.view_thresholds is None:
+        from neardup.methods.multiview import MultiView
+
+        p = profile(texts)
+        views = MultiView(config).kinds
+        chosen = view_thresholds(p, views)
+        resolved = config.replace(multiview__view_thresholds=chosen)
+        return dataclasses.replace(resolved, calibration={"profile": p.to_dict(),
+                                                          "choice": {"views": list(views), "view_thresholds": list(chosen)}})
     if config.method != "auto":
         return config
     p = profile(texts)
@@ -197,4 +229,4 @@ def _given(config: DedupConfig) -> set[str]:
     return out
 
 
-__all__ = ["NoiseProfile", "choose", "profile", "resolve"]
+__all__ = ["NoiseProfile", "choose", "needs_corpus", "profile", "resolve", "view_thresholds"]

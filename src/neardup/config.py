@@ -17,7 +17,8 @@ from typing import Any, ClassVar, Literal, get_args
 
 from neardup import methods as _registry
 
-MethodName = Literal["auto", "minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank"]
+MethodName = Literal["auto", "minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank",
+                     "multiview"]
 #: Every method name, in the order the documentation lists them (each is a file of :mod:`neardup.methods`).
 METHODS: tuple[str, ...] = get_args(MethodName)
 EngineName = Literal["memory", "local", "ray"]
@@ -30,6 +31,10 @@ VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overl
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
 ON_ERROR: tuple[str, ...] = ("raise", "skip")
+#: The views method multiview can compare: word shingles, character shingles, RETSim document vectors.
+VIEWS: tuple[str, ...] = ("word", "char", "retsim")
+#: How multiview combines its views' scores: the calibrated maximum, a fitted logistic model, or one view alone.
+MULTIVIEW_COMBINES: tuple[str, ...] = ("max", "logistic", *VIEWS)
 #: Characters of a text that are compared (longer texts are kept whole in outputs, counted as truncated).
 DEFAULT_MAX_CHARS = 5_000_000
 
@@ -362,10 +367,77 @@ class ClusterConfig:
             _check(self.max_cluster_size >= 2, f"max_cluster_size must be >= 2, got {self.max_cluster_size!r}")
 
 
+@dataclass(frozen=True)
+class MultiviewConfig:
+    """Method multiview: which views each document is compared in, how their scores are combined.
+
+    ``views``: a subset of :data:`VIEWS` holding at least one shingle view (``None``: word and char, and
+    retsim too where the ``neural`` extra is installed). Each shingle view has its own shingling
+    (``word_n`` words, ``char_n`` characters), its own MinHash-LSH bands, derived for its own Jaccard
+    level (``word_lsh_threshold``, ``char_lsh_threshold``: character shingles of unrelated news share
+    more, so their level is higher), each tightened on the corpus to a candidate budget of
+    ``candidates_per_doc`` pairs per document (see :meth:`neardup.methods.minhash.MinHash.plan`), and
+    its own score (the verify score, IDF-weighted overlap by default); retsim proposes each document's
+    neighbours at cosine >= ``min_cosine`` and scores the cosine. Candidates are the union of the views'.
+
+    ``combine``: ``max`` (default, needs no labels): each view's score is mapped piecewise-linearly so
+    that its own threshold (``view_thresholds``, aligned with ``views``; ``None``: the ones the corpus's
+    noise profile calls for, :func:`neardup.calibrate.resolve`) lands at 0.5, and the pair's score is
+    the largest; ``logistic``: the probability of a logistic model over the views' scores and the length
+    ratio, coefficients ``coef`` (one per view, one for the length ratio, then the intercept), fitted by
+    ``neardup tune``; a view's name: that view's mapped score alone (on every view's candidates).
+
+    >>> MultiviewConfig(views=["word", "char"]).views
+    ('word', 'char')
+    """
+
+    views: tuple[str, ...] | None = None
+    combine: str = "max"
+    coef: tuple[float, ...] | None = None
+    view_thresholds: tuple[float, ...] | None = None
+    word_n: int = 4
+    char_n: int = 5
+    word_lsh_threshold: float = 0.2
+    char_lsh_threshold: float = 0.3
+    candidates_per_doc: float | None = 50.0
+    min_cosine: float = 0.8
+
+    def __post_init__(self) -> None:
+        for name in ("views", "coef", "view_thresholds"):  # JSON gives lists
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        if self.views is not None:
+            _check(isinstance(self.views, tuple) and len(self.views) >= 1 and all(v in VIEWS for v in self.views)
+                   and len(set(self.views)) == len(self.views),
+                   f"multiview views must be distinct names from {VIEWS}, got {self.views!r}")
+            _check(any(v != "retsim" for v in self.views),
+                   f"multiview views need a shingle view (word or char), got {self.views!r}")
+        _check(self.combine in MULTIVIEW_COMBINES,
+               f"multiview combine must be one of {MULTIVIEW_COMBINES}, got {self.combine!r}")
+        if self.coef is not None:
+            _check(all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in self.coef),
+                   f"multiview coef must be numbers, got {self.coef!r}")
+            object.__setattr__(self, "coef", tuple(float(c) for c in self.coef))
+        if self.view_thresholds is not None:
+            _check(all(isinstance(t, (int, float)) and 0 < t <= 1 for t in self.view_thresholds),
+                   f"multiview view_thresholds must be numbers in (0, 1], got {self.view_thresholds!r}")
+            object.__setattr__(self, "view_thresholds", tuple(float(t) for t in self.view_thresholds))
+        for name in ("word_n", "char_n"):
+            _check(_is_int(getattr(self, name)) and 1 <= getattr(self, name) <= 64,
+                   f"multiview {name} must be an integer in 1..64, got {getattr(self, name)!r}")
+        for name in ("word_lsh_threshold", "char_lsh_threshold"):
+            _check(0 < getattr(self, name) <= 1, f"multiview {name} must be in (0, 1], got {getattr(self, name)!r}")
+        _check(self.candidates_per_doc is None or self.candidates_per_doc > 0,
+               f"multiview candidates_per_doc must be > 0 or None, got {self.candidates_per_doc!r}")
+        _check(-1 <= self.min_cosine <= 1, f"multiview min_cosine must be in [-1, 1], got {self.min_cosine!r}")
+
+
 #: The stage settings of a :class:`DedupConfig`, by field name.
 STAGES: dict[str, type] = {
     "normalize": NormalizeConfig, "shingle": ShingleConfig, "minhash": MinHashConfig, "simhash": SimHashConfig,
     "ngram": NgramConfig, "verify": VerifyConfig, "cluster": ClusterConfig, "embed": EmbedConfig,
+    "multiview": MultiviewConfig,
 }
 
 
@@ -394,6 +466,7 @@ class DedupConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)
+    multiview: MultiviewConfig = field(default_factory=MultiviewConfig)
     #: For a configuration chosen by ``method="auto"``: the corpus profile it was chosen from, and the choice.
     calibration: dict[str, Any] | None = field(default=None, compare=False)
     # Which settings came from the method's defaults ("threshold", "shingle__n", ...): replace() re-derives them.
@@ -491,6 +564,6 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
 
 
 __all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "REPRESENTATIVES", "STAGES", "ClusterConfig", "ConfigError",
-           "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "NgramConfig", "NormalizeConfig",
-           "ReadConfig", "ShingleConfig", "SimHashConfig", "VerifyConfig", "config_from_dict", "config_to_dict",
+           "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "MultiviewConfig", "NgramConfig", "NormalizeConfig",
+           "ReadConfig", "ShingleConfig", "SimHashConfig", "VIEWS", "VerifyConfig", "config_from_dict", "config_to_dict",
            "parse_size"]

@@ -13,6 +13,7 @@ Columns:
   there: its representation (``"word 4-grams"``, ``"char 5-grams"``, ``"retsim"``, ``"retsim chunks"``,
   ``"biencoder"``) with the pair score; a hybrid's two views (``"word 4-grams"`` with the IDF-weighted
   overlap, ``"retsim"`` with the cosine); re-rank's bi-encoder cosine and ``"cross-encoder"`` probability;
+  multiview's every view (``"word 4-grams"``, ``"char 5-grams"``: each one's verify score; ``"retsim"``: cosine);
 * ``spans`` (list of ``{left_start, left_end, right_start, right_end, words: int64, text: string}``): up
   to three of the longest passages the two texts share, longest first: ``left_text[left_start:left_end]``
   and ``right_text[right_start:right_end]`` (raw character offsets into the input texts) are the same

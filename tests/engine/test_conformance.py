@@ -28,12 +28,14 @@ HASHING: dict[str, DedupConfig] = {
     "minhash-chars-leiden": DedupConfig(threshold=0.5).replace(shingle__char=True, cluster__algorithm="leiden"),
     "ngram": DedupConfig(method="ngram"),
     "simhash": DedupConfig(method="simhash"),
+    "multiview": DedupConfig(method="multiview").replace(multiview__views=("word", "char")),
 }
 NEURAL_CASES: dict[str, DedupConfig] = {
     "retsim": DedupConfig(method="retsim"),
     "retsim-partial": DedupConfig(method="retsim-partial"),
     "hybrid": DedupConfig(method="hybrid"),
     "hybrid-logistic": DedupConfig(method="hybrid").replace(embed__hybrid_rule="logistic"),
+    "multiview-retsim": DedupConfig(method="multiview").replace(multiview__views=("word", "char", "retsim")),
 }
 MODEL_CASES = ("biencoder", "rerank")  # need torch; built from the tiny model in `model_config`
 ENGINES = ("local", "ray")

@@ -23,7 +23,8 @@ from neardup.cli.options import (
 from neardup.config import ConfigError
 
 # The candidate rule and the threshold are what tuning searches: not options of `tune`.
-SWEPT = ("threshold", "bands", "rows", "rule", "lsh_threshold", "min_collisions", "hybrid_weight", "hybrid_coef")
+SWEPT = ("threshold", "bands", "rows", "rule", "lsh_threshold", "min_collisions", "hybrid_weight", "hybrid_coef",
+         "combine", "view_coef")
 
 
 @with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))

@@ -42,7 +42,7 @@ def option(name: str, kind: Any, flags: Sequence[str], help: str, key: str | Non
 
 
 METHOD_OPTIONS: tuple[Option, ...] = (
-    option("method", Optional[str], ("--method", "-m"), "auto (default: calibrated on the corpus) | minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank."),
+    option("method", Optional[str], ("--method", "-m"), "auto (default: calibrated on the corpus) | minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank | multiview."),
     option("threshold", Optional[float], ("--threshold", "-t"), "Similarity threshold in (0, 1] (default: the method's)."),
     option("ngram", Optional[int], ("--ngram", "-n"), "Shingle size (default: the method's: 4 words, 5 characters; SimHash: 4 characters).", "shingle__n"),
     option("char_ngrams", Optional[bool], ("--char-ngrams/--word-ngrams",), "Character or word n-grams (default: the method's).", "shingle__char"),
@@ -63,6 +63,9 @@ METHOD_OPTIONS: tuple[Option, ...] = (
     option("k", Optional[int], ("--k",), "Neural methods: neighbours searched per document (default 100).", "embed__k"),
     option("index", Optional[str], ("--index",), "Neural methods: flat (exact, FAISS) | hnsw (approximate, USearch) (default flat).", "embed__index"),
     option("hybrid_weight", Optional[float], ("--hybrid-weight",), "Method hybrid: the linear rule, w * weighted overlap + (1 - w) * cosine (default 0.5); 1 and 0 are the n-gram and RETSim signals alone, which `neardup tune --method hybrid` may pick (params.hybrid_weight)."),
+    option("views", Optional[str], ("--views",), "Method multiview: the views compared, comma-separated from word, char, retsim (default: word,char, plus retsim with the neural extra)."),
+    option("combine", Optional[str], ("--combine",), "Method multiview: max (each view's score over its calibrated threshold, the largest; default) | logistic (the fitted model, --view-coef) | word | char | retsim (one view alone).", "multiview__combine"),
+    option("view_coef", Optional[str], ("--view-coef",), "Method multiview: the logistic model's coefficients (one per view, the length ratio, the intercept), comma-separated, as `neardup tune --method multiview` prints them in params.coef; implies --combine logistic."),
     option("hybrid_coef", Optional[str], ("--hybrid-coef",), "Method hybrid: the learned rule's 5 coefficients (weighted overlap, cosine, partial, length ratio, intercept), comma-separated, as `neardup tune --method hybrid` prints them in params.hybrid_coef; default: the linear rule."),
 )
 
@@ -129,6 +132,24 @@ def hybrid_rule(coef: str | None, weight: float | None) -> dict[str, Any]:
     return {"embed__hybrid_rule": "logistic", "embed__hybrid_coef": values}
 
 
+def multiview_options(views: str | None, coef: str | None) -> dict[str, Any]:
+    """``--views`` and ``--view-coef`` as ``DedupConfig.replace`` keywords.
+
+    >>> multiview_options("word, char", "1,2,0.5,-3")
+    {'multiview__views': ('word', 'char'), 'multiview__combine': 'logistic', 'multiview__coef': (1.0, 2.0, 0.5, -3.0)}
+    """
+    out: dict[str, Any] = {}
+    if views is not None:
+        out["multiview__views"] = tuple(v.strip() for v in views.split(",") if v.strip())
+    if coef is not None:
+        try:
+            values = tuple(float(x) for x in coef.replace("[", "").replace("]", "").split(","))
+        except ValueError:
+            raise ConfigError(f"--view-coef must be comma-separated numbers, got {coef!r}") from None
+        out.update({"multiview__combine": "logistic", "multiview__coef": values})
+    return out
+
+
 def dedup_config(values: dict[str, Any]) -> DedupConfig:
     """The :class:`DedupConfig` the method options describe (options not given keep the method's defaults).
 
@@ -142,6 +163,7 @@ def dedup_config(values: dict[str, Any]) -> DedupConfig:
     if values.get("max_cluster_size") is not None:
         changes["cluster__max_cluster_size"] = values["max_cluster_size"] or None
     changes.update(hybrid_rule(values.get("hybrid_coef"), values.get("hybrid_weight")))
+    changes.update(multiview_options(values.get("views"), values.get("view_coef")))
     return make_config(values.get("method"), values.get("threshold"), **changes)
 
 
@@ -165,4 +187,4 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
 __all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
-           "engine_config", "hybrid_rule", "option", "read_config", "with_options", "OverwriteOpt"]
+           "engine_config", "hybrid_rule", "multiview_options", "option", "read_config", "with_options", "OverwriteOpt"]

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from neardup import methods
-from neardup.calibrate import SAMPLE_DOCS, resolve
+from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan
@@ -65,7 +65,7 @@ class ShardedRun:
         self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
         self.outdir = Path(outdir)
         self.read = read or ReadConfig()
-        self.config = config if config.method != "auto" else resolve(config, self._sample_texts(input_path))
+        self.config = resolve(config, self._sample_texts(input_path)) if needs_corpus(config) else config
         self.method = methods.get(self.config)
         self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))

@@ -13,6 +13,9 @@ features are computed once and a logistic model over them is fitted on the valid
 beside it, each one of the hybrid's signals alone on the same candidates (the linear rule at weight 1,
 IDF-weighted n-gram overlap, and at weight 0, RETSim cosine): the fitted model maximises likelihood, not
 ARI, and on a small validation split one signal alone can cluster better. The model wins ties.
+Any other method that fits settings on labels says so (:meth:`~neardup.methods.base.Method.fits`) and
+is fitted the same way through :meth:`~neardup.methods.base.Method.fit` (``multiview``: its logistic
+model, swept beside its label-free rule and each of its views alone on the same candidates).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ DEFAULT_GRIDS: dict[str, list[float]] = {name: default_grid(name) for name in me
 PARAM_KEYS: dict[str, str] = {"rule": "minhash__rule", "lsh_threshold": "minhash__lsh_threshold",
                               "min_collisions": "minhash__min_collisions", "hybrid_weight": "embed__hybrid_weight",
                               "hybrid_rule": "embed__hybrid_rule", "hybrid_coef": "embed__hybrid_coef",
-                              "rerank_floor": "embed__rerank_floor"}
+                              "rerank_floor": "embed__rerank_floor", "combine": "multiview__combine",
+                              "views": "multiview__views", "coef": "multiview__coef"}
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,12 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
             preference = 1
         else:
             left, right, scores, info = candidate_pairs(prep, loosest)
+            method = methods.get(loosest).plan(prep.rep)
+            fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) if method.fits() else None
+            if fitted is not None:  # a model fitted on this split's labelled pairs (e.g. multiview's)
+                setting = {**setting, **fitted}
+                scores = methods.get(loosest.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
+                preference = 1
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
         for t in grid:
             keep = scores >= t - 1e-12

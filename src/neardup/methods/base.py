@@ -223,6 +223,17 @@ class Method:
         """Candidate-rule settings ``neardup tune`` sweeps (as ``DedupConfig.replace`` keywords)."""
         return [{}]
 
+    def fits(self) -> bool:
+        """Whether the method has settings to fit on labelled candidate pairs (:meth:`fit`) before tuning
+        sweeps its thresholds."""
+        return False
+
+    def fit(self, rep: Representation, left: np.ndarray, right: np.ndarray, usable: np.ndarray,
+            positive: np.ndarray) -> dict[str, Any] | None:
+        """Settings fitted on candidate pairs ``(left, right)`` of which ``usable`` ones are labelled
+        (``positive``: a duplicate), as ``DedupConfig.replace`` keywords; None: nothing fitted."""
+        return None
+
 
 class KeyedMethod(Method):
     """Candidates from look-up keys: documents that share a key in one of the method's tables.
