@@ -1,7 +1,10 @@
-"""Threshold tuning the NEWS-COPY way: sweep settings on a validation set, report the best on a test set.
+"""Threshold tuning the NEWS-COPY way: sweep one method's settings on a validation set, report the best on a
+test set.
 
-Owns the search and the choice of setting; must not implement stages or metrics. What is searched is
-the method's: its thresholds (``threshold_grid``) and candidate-rule settings (``tuning_settings``).
+Owns the sweep of one method and the choice of its setting; must not implement stages or metrics. What is
+searched is the method's: its thresholds (``threshold_grid``) and candidate-rule settings
+(``tuning_settings``). The search of the whole configuration (representation, score, clustering too)
+that ``neardup tune`` runs is :mod:`neardup.eval.search`, which re-uses this module's pieces.
 
 The representation is computed once per data set; for each candidate-rule setting (for MinHash:
 LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
@@ -83,7 +86,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
         t0 = time.perf_counter()
         preference = 0
         if loosest.method == "hybrid" and loosest.embed.hybrid_rule == "logistic":
-            left, right, scores, setting = _fit_hybrid(prep, data, loosest)
+            left, right, scores, setting = fit_hybrid(prep, data, loosest)
             preference = 1
         else:
             left, right, scores, info = candidate_pairs(prep, loosest)
@@ -103,7 +106,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
     return trials
 
 
-def _fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
+def fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Hybrid candidates scored by a logistic model fitted on ``data``'s labels; the setting carries its coefficients."""
     from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, fit_logistic, logistic_scores
@@ -193,7 +196,8 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
          thresholds: list[float] | None = None, progress: bool = False) -> dict[str, Any]:
     """Pick the best setting on ``validation`` and report it on ``test``.
 
-    Returns ``params`` (the chosen setting), ``validation`` and ``test`` metrics (as :func:`evaluate`),
+    Returns ``params`` (the chosen setting), ``chosen`` (its whole :class:`DedupConfig`, e.g. for
+    :func:`neardup.io.config_file.save_config`), ``validation`` and ``test`` metrics (as :func:`evaluate`),
     ``warnings`` (:func:`data_warnings` of the validation set) and ``trials`` (every point of the sweep,
     for plots).
     """
@@ -207,6 +211,7 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
     out: dict[str, Any] = {
         "method": base.method,
         "params": best.params,
+        "chosen": chosen,
         "validation": val_metrics,
         "test": evaluate(test, chosen) if test is not None else None,
         "warnings": data_warnings(validation, "validation"),
