@@ -16,13 +16,14 @@ Rows, each scored on every day (ARI; pairwise P/R/F1 in the JSON):
 
 * ``default`` -- ``neardup dedup`` as shipped (method ``auto``: calibrated on the corpus, no labels);
 * ``previous default`` -- word 4-grams, IDF-weighted overlap >= 0.45 (the default before calibration);
-* ``neardup tuned`` -- :func:`neardup.eval.tune.tune` from the default, chosen on the other two days
-  (pooled), reported on this one (leave one day out: never tuned on the day it is scored on);
+* ``neardup tuned`` -- ``neardup tune`` (:func:`neardup.eval.search.tune_config`: representation, score,
+  candidate rule, threshold and clustering, from the default, within ``--tune-budget``), chosen on the
+  other two days (pooled), reported on this one (leave one day out: never tuned on the day it is scored on);
 * ``datasketch tuned``, ``rensa tuned`` -- ``MinHashLSH`` over word 4-grams (128 permutations),
   the LSH threshold chosen the same way, candidates kept when their MinHash estimate reaches it,
   clusters = connected components.
 
-``--quick``: one test day, two presets. Prints one table per preset and the mean over days.
+``--quick``: one test day, two presets; ``--presets all``: every preset above. Prints one table per preset and the mean over days.
 """
 
 from __future__ import annotations
@@ -43,14 +44,16 @@ from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, pool
 from neardup.eval.loaders import load_any
 from neardup.eval.metrics import adjusted_rand_index, pairwise_scores
-from neardup.eval.tune import tune
+from neardup.eval.search import tune_config
 from neardup.io.read import Corpus
 from neardup.synth import apply_noise
 
 DAYS = {"2-MAR": "reuters_days/docs.jsonl", "31-MAR": "reuters_days/31-MAR-1987/docs.jsonl",
         "19-OCT": "reuters_days/19-OCT-1987/docs.jsonl"}
-PRESETS = ("clean", "ocr-light", "ocr-medium", "ocr-heavy", "ocr-1930s", "typos", "adversarial-spam",
-           "web-aggregator", "nlpaug-ocr", "nlpaug-heavy")
+PRESETS = ("clean", "ocr-light", "ocr-heavy", "adversarial-spam", "nlpaug-ocr")
+#: Every preset (``--presets all``).
+ALL_PRESETS = ("clean", "ocr-light", "ocr-medium", "ocr-heavy", "ocr-1930s", "typos", "adversarial-spam",
+               "web-aggregator", "nlpaug-ocr", "nlpaug-heavy")
 QUICK_PRESETS = ("clean", "ocr-heavy")
 PREVIOUS_DEFAULT = DedupConfig(method="minhash", threshold=0.45)
 PEER_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -178,7 +181,8 @@ def tune_peer(name: str, val: LabelledData, test: LabelledData) -> dict[str, Any
 
 # ---------------------------------------------------------------- the runs
 
-def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str]) -> list[dict[str, Any]]:
+def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str],
+        budget: float) -> list[dict[str, Any]]:
     root = data_dir()
     clean = {d: load_any(root / DAYS[d]) for d in days}
     for d, data in clean.items():
@@ -192,7 +196,7 @@ def run(days: list[str], test_days: list[str], presets: list[str], peers: list[s
             t0 = time.perf_counter()
             default = evaluate(test, DedupConfig(method="auto"))
             seconds = time.perf_counter() - t0
-            tuned = tune(val, test, DedupConfig(method="auto"))
+            tuned = tune_config(val, test, DedupConfig(method="auto"), budget=budget)
             out = {"preset": preset, "day": day,
                    "default": {**{k: default[k] for k in ("ari", "precision", "recall", "f1")},
                                "seconds": round(seconds, 2)},
@@ -221,14 +225,17 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--quick", action="store_true", help="one test day, two presets")
-    ap.add_argument("--presets", help="comma-separated presets (default: all; nlpaug ones when installed)")
+    ap.add_argument("--presets", help=f"comma-separated presets, or 'all' (default: {','.join(PRESETS)}; nlpaug "
+                                      "ones when installed)")
+    ap.add_argument("--tune-budget", type=float, default=60.0, help="seconds each tuning may search (default 60)")
     ap.add_argument("--no-peers", action="store_true", help="skip datasketch and rensa")
     ap.add_argument("--json", type=Path, help="write every row as JSON here")
     args = ap.parse_args()
     days = list(DAYS)
     if not (data_dir() / DAYS[days[0]]).exists():
         sys.exit(f"bench_defaults: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
-    presets = args.presets.split(",") if args.presets else list(QUICK_PRESETS if args.quick else PRESETS)
+    presets = (list(ALL_PRESETS) if args.presets == "all" else args.presets.split(",") if args.presets
+               else list(QUICK_PRESETS if args.quick else PRESETS))
     try:
         import nlpaug  # noqa: F401
     except ImportError:
@@ -246,7 +253,7 @@ def main() -> None:
                 print(f"bench_defaults: {peer} not installed, skipped", file=sys.stderr)
     test_days = days[1:2] if args.quick else days
     t0 = time.perf_counter()
-    rows = run(days, test_days, presets, peers)
+    rows = run(days, test_days, presets, peers, args.tune_budget)
     print(f"ARI, mean over test days {', '.join(test_days)} (tuned rows: tuned on the other days)\n")
     print(table(rows))
     print(f"\n{time.perf_counter() - t0:.0f} s")

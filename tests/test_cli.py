@@ -86,8 +86,8 @@ def test_eval_accepts_pair_labels(tmp_path):
 
 
 def test_tune_reports_params_validation_and_test(example_path, tmp_path):
-    res = _run("tune", example_path, example_path, "--method", "minhash", "--format", "json", "-q",
-               "--thresholds", "0.3,0.5,0.7", "--trials-out", tmp_path / "trials.jsonl")
+    res = _run("tune", example_path, example_path, "--method", "minhash", "--format", "json", "-q", "--word-ngrams",
+               "--cluster", "components", "--thresholds", "0.3,0.5,0.7", "--trials-out", tmp_path / "trials.jsonl")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["params"]["threshold"] in (0.3, 0.5, 0.7)
@@ -160,7 +160,8 @@ def test_quiet_keeps_the_one_line_summary_and_silent_prints_nothing(example_path
 
 
 def test_printed_scores_are_rounded_and_files_keep_full_precision(example_path, tmp_path):
-    res = _run("tune", example_path, example_path, "--thresholds", "0.3,0.5", "-q", "--trials-out", tmp_path / "t.jsonl")
+    res = _run("tune", example_path, example_path, "--thresholds", "0.3,0.5", "-q", "--word-ngrams", "--cluster",
+               "components", "--trials-out", tmp_path / "t.jsonl")
     assert res.exit_code == 0, res.output
     numbers = re.findall(r"\d+\.\d+", res.stdout)
     assert numbers and all(len(n.split(".")[1]) <= 3 for n in numbers)

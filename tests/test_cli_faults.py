@@ -92,10 +92,12 @@ def test_tune_warns_when_the_validation_set_has_no_true_pair(example_path, tmp_p
     val = tmp_path / "val.jsonl"
     val.write_text("".join(json.dumps({"id": f"v{i}", "text": t, "cluster": f"c{i}"}) + "\n" for i, t in enumerate(
         ["one story about a harbour", "another about grain", "a third about a museum"])))
-    res = _run("tune", val, example_path, "--format", "json", "-q", "--thresholds", "0.3,0.5")
+    res = _run("tune", val, example_path, "--format", "json", "-q", "--thresholds", "0.3,0.5", "--word-ngrams",
+               "--cluster", "components")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert len(out["warnings"]) == 1 and "no true duplicate pair" in out["warnings"][0]
     assert res.stderr.strip() == f"neardup: warning: {out['warnings'][0]}"
-    res = _run("tune", example_path, example_path, "--format", "json", "-q", "--thresholds", "0.5")
+    res = _run("tune", example_path, example_path, "--format", "json", "-q", "--thresholds", "0.5", "--word-ngrams",
+               "--cluster", "components")
     assert json.loads(res.stdout)["warnings"] == [] and "warning" not in res.stderr

@@ -23,9 +23,10 @@ from neardup.results import DedupResult, MatchResult
 Data = str | os.PathLike[str] | Iterable[str] | Iterable[Mapping[str, Any]] | Corpus
 
 
-def make_config(method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None,
-                **stage_options: Any) -> DedupConfig:
-    """A :class:`DedupConfig` from a base config, a method, a threshold and ``stage__field`` options.
+def make_config(method: str | None = None, threshold: float | None = None,
+                config: DedupConfig | str | os.PathLike[str] | None = None, **stage_options: Any) -> DedupConfig:
+    """A :class:`DedupConfig` from a base config (or a configuration file, as ``neardup tune --out`` writes
+    it), a method, a threshold and ``stage__field`` options; what is given overrides the base.
 
     >>> make_config("simhash", shingle__n=5).shingle
     ShingleConfig(n=5, char=True, sample=1)
@@ -33,6 +34,10 @@ def make_config(method: str | None = None, threshold: float | None = None, confi
     'auto'
 
     """
+    if isinstance(config, (str, os.PathLike)):
+        from neardup.io.config_file import load_config
+
+        config = load_config(config)
     cfg = config or DedupConfig(method=method or "auto")
     changes = {k: v for k, v in (("method", method), ("threshold", threshold)) if v is not None}
     if config is not None and changes:
@@ -89,7 +94,8 @@ def _corpus(data: Data, read: ReadConfig, keep: tuple[str, ...] = ()) -> Corpus:
     return read_records(records, read=cfg, keep=keep)
 
 
-def dedup(data: Data, method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
+def dedup(data: Data, method: str | None = None, threshold: float | None = None,
+          config: DedupConfig | str | os.PathLike[str] | None = None, *,
           engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
           overwrite: bool = False, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, on_error: str | None = None, progress: bool = False,
@@ -97,7 +103,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
           **stage_options: Any) -> DedupResult:
     """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
 
-    ``method`` and ``threshold`` (or a whole ``config``) say what is computed; ``stage_options`` are
+    ``method`` and ``threshold`` (or a whole ``config``: a :class:`DedupConfig` or the path of a
+    configuration file, e.g. from ``neardup tune --out``) say what is computed; ``stage_options`` are
     ``stage__field`` settings, e.g. ``shingle__n=5`` or ``cluster__algorithm="leiden"``. ``engine``:
     ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
     or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
@@ -209,8 +216,9 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
 
 
 def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
-          method: str | None = None, threshold: float | None = None, config: DedupConfig | None = None, *,
-          overwrite: bool = False, group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
+          method: str | None = None, threshold: float | None = None,
+          config: DedupConfig | str | os.PathLike[str] | None = None, *, overwrite: bool = False,
+          group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, batch_docs: int = 5000, progress: bool = False,
           **stage_options: Any) -> MatchResult:
     """For each document of ``queries`` (e.g. a test set, read whole), its near-duplicates in ``corpus``

@@ -99,6 +99,28 @@ def parse_size(text: str | int) -> int:
     return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
 
 
+_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds from a duration such as ``"90s"``, ``"10m"``, ``"1h"`` or ``"1h30m"`` (a number is seconds).
+
+    >>> parse_duration("90s"), parse_duration("10m"), parse_duration("1h30m"), parse_duration(2.5)
+    (90.0, 600.0, 5400.0, 2.5)
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        m = _DURATION_RE.match(str(text).strip().lower()) if isinstance(text, str) else None
+        if not m or not any(m.groups()):
+            raise ConfigError(f"a duration must look like 90s, 10m, 1h or 1h30m, got {text!r}")
+        h, mins, s = (float(x) if x else 0.0 for x in m.groups())
+        seconds = 3600 * h + 60 * mins + s
+    if not seconds > 0:
+        raise ConfigError(f"a duration must be more than 0 seconds, got {text!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """Where and how a run executes (not what it computes: that is :class:`DedupConfig`).
@@ -566,4 +588,4 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
 __all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "REPRESENTATIVES", "STAGES", "ClusterConfig", "ConfigError",
            "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "MultiviewConfig", "NgramConfig", "NormalizeConfig",
            "ReadConfig", "ShingleConfig", "SimHashConfig", "VIEWS", "VerifyConfig", "config_from_dict", "config_to_dict",
-           "parse_size"]
+           "parse_duration", "parse_size"]

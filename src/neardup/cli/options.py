@@ -42,6 +42,7 @@ def option(name: str, kind: Any, flags: Sequence[str], help: str, key: str | Non
 
 
 METHOD_OPTIONS: tuple[Option, ...] = (
+    option("config", Optional[Path], ("--config",), "A configuration file (as `neardup tune --out` writes it): its settings replace the method's defaults; options given here override them."),
     option("method", Optional[str], ("--method", "-m"), "auto (default: calibrated on the corpus) | minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank | multiview."),
     option("threshold", Optional[float], ("--threshold", "-t"), "Similarity threshold in (0, 1] (default: the method's)."),
     option("ngram", Optional[int], ("--ngram", "-n"), "Shingle size (default: the method's: 4 words, 5 characters; SimHash: 4 characters).", "shingle__n"),
@@ -151,12 +152,16 @@ def multiview_options(views: str | None, coef: str | None) -> dict[str, Any]:
 
 
 def dedup_config(values: dict[str, Any]) -> DedupConfig:
-    """The :class:`DedupConfig` the method options describe (options not given keep the method's defaults).
+    """The :class:`DedupConfig` the method options describe: the ``--config`` file's settings (else the method's
+    defaults), overridden by the options given.
 
     >>> dedup_config({"method": "simhash", "ngram": 5, "max_cluster_size": 0}).shingle.n
     5
     """
     from neardup.api import make_config
+    from neardup.io.config_file import load_config
+
+    base = load_config(values["config"]) if values.get("config") is not None else None
 
     keyed = {o.name: o.key for o in METHOD_OPTIONS if o.key}
     changes = {keyed[k]: v for k, v in values.items() if k in keyed and v is not None}
@@ -164,7 +169,7 @@ def dedup_config(values: dict[str, Any]) -> DedupConfig:
         changes["cluster__max_cluster_size"] = values["max_cluster_size"] or None
     changes.update(hybrid_rule(values.get("hybrid_coef"), values.get("hybrid_weight")))
     changes.update(multiview_options(values.get("views"), values.get("view_coef")))
-    return make_config(values.get("method"), values.get("threshold"), **changes)
+    return make_config(values.get("method"), values.get("threshold"), config=base, **changes)
 
 
 def read_config(values: dict[str, Any]) -> ReadConfig:

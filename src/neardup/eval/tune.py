@@ -1,9 +1,13 @@
-"""Threshold tuning the NEWS-COPY way: sweep settings on a validation set, report the best on a test set.
+"""Threshold tuning the NEWS-COPY way: sweep one method's settings on a validation set, report the best on a
+test set.
 
-Owns the search and the choice of setting; must not implement stages or metrics. What is searched is
-the method's: its thresholds (``threshold_grid``) and candidate-rule settings (``tuning_settings``).
+Owns the sweep of one method and the choice of its setting; must not implement stages or metrics. What is
+searched is the method's: its thresholds (``threshold_grid``) and candidate-rule settings
+(``tuning_settings``). The search of the whole configuration (representation, score, clustering too)
+that ``neardup tune`` runs is :mod:`neardup.eval.search`, which re-uses this module's pieces.
 
-The representation is computed once per data set; for each candidate-rule setting (for MinHash:
+A rule whose candidates pass the cap (``minhash.max_candidates_per_doc``) is left out. The representation
+is computed once per data set; for each candidate-rule setting (for MinHash:
 LSH bands derived from several LSH thresholds, and the k-hashes/c-collisions rule at several c) the
 candidate pairs are found and scored once, then every verification threshold is a cheap filter
 followed by clustering and scoring. The best setting maximises validation ARI (ties: F1, then the preferred
@@ -30,7 +34,7 @@ from tqdm.auto import tqdm
 from neardup import methods
 from neardup.calibrate import resolve
 from neardup.cluster import cluster_pairs
-from neardup.config import DedupConfig
+from neardup.config import ConfigError, DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.pipeline import Prepared, candidate_pairs, prepare
 from neardup.results import DedupResult
@@ -87,10 +91,14 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
         t0 = time.perf_counter()
         preference = 0
         if loosest.method == "hybrid" and loosest.embed.hybrid_rule == "logistic":
-            left, right, scores, setting = _fit_hybrid(prep, data, loosest)
+            left, right, scores, setting = fit_hybrid(prep, data, loosest)
             preference = 1
         else:
-            left, right, scores, info = candidate_pairs(prep, loosest)
+            try:
+                left, right, scores, info = candidate_pairs(prep, loosest)
+            except ConfigError:  # a rule over the candidate cap (e.g. few collisions on character shingles)
+                bar.update(len(grid))
+                continue
             method = methods.get(loosest).plan(prep.rep)
             fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) if method.fits() else None
             if fitted is not None:  # a model fitted on this split's labelled pairs (e.g. multiview's)
@@ -113,7 +121,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
     return trials
 
 
-def _fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
+def fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Hybrid candidates scored by a logistic model fitted on ``data``'s labels; the setting carries its coefficients."""
     from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, fit_logistic, logistic_scores
@@ -203,7 +211,8 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
          thresholds: list[float] | None = None, progress: bool = False) -> dict[str, Any]:
     """Pick the best setting on ``validation`` and report it on ``test``.
 
-    Returns ``params`` (the chosen setting), ``validation`` and ``test`` metrics (as :func:`evaluate`),
+    Returns ``params`` (the chosen setting), ``chosen`` (its whole :class:`DedupConfig`, e.g. for
+    :func:`neardup.io.config_file.save_config`), ``validation`` and ``test`` metrics (as :func:`evaluate`),
     ``warnings`` (:func:`data_warnings` of the validation set) and ``trials`` (every point of the sweep,
     for plots).
     """
@@ -217,6 +226,7 @@ def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
     out: dict[str, Any] = {
         "method": base.method,
         "params": best.params,
+        "chosen": chosen,
         "validation": val_metrics,
         "test": evaluate(test, chosen) if test is not None else None,
         "warnings": data_warnings(validation, "validation"),
