@@ -231,6 +231,10 @@ class MinHashConfig:
     it (character shingles share many common n-grams: bands for word shingles would propose most
     pairs of a large corpus). ``max_candidates_per_doc``: a run whose candidate step yields more pairs
     than this per document (and more than a million in all) stops with an error naming the settings.
+    ``estimate_floor``: a candidate is verified only when the MinHash estimate of its unweighted score
+    (overlap from the estimated Jaccard and the two sets' sizes, or the Jaccard itself) reaches this
+    fraction of the threshold: most candidates of character shingles are chance band collisions far below
+    it, and exact verification of long sets is the costly step (``None``: verify every candidate).
     """
 
     num_perm: int = 128
@@ -243,6 +247,7 @@ class MinHashConfig:
     max_bucket: int = 200
     candidates_per_doc: float | None = None
     max_candidates_per_doc: float | None = 1000.0
+    estimate_floor: float | None = None
 
     def __post_init__(self) -> None:
         _check(_is_int(self.num_perm) and 2 <= self.num_perm <= 4096,
@@ -260,6 +265,10 @@ class MinHashConfig:
             _check(_is_int(self.min_collisions) and 1 <= self.min_collisions <= self.num_perm,
                    f"min_collisions must be in 1..num_perm, got {self.min_collisions!r}")
         _check(_is_int(self.max_bucket) and self.max_bucket >= 2, f"max_bucket must be >= 2, got {self.max_bucket!r}")
+        _check(self.estimate_floor is None or (isinstance(self.estimate_floor, (int, float))
+                                               and not isinstance(self.estimate_floor, bool)
+                                               and 0 < self.estimate_floor < 1),
+               f"estimate_floor must be in (0, 1) or None, got {self.estimate_floor!r}")
         for name in ("candidates_per_doc", "max_candidates_per_doc"):
             value = getattr(self, name)
             _check(value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0),

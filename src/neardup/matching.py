@@ -77,7 +77,8 @@ class _KeyedProbe:
         codes = codes[counts >= self.method.min_shared]
         q, p = codes // width, codes % width
         if self.rep.sketch is not None and batch.sketch is not None and q.size:
-            keep = self.method.keep_candidates(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]))
+            keep = self.method.keep_candidates(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]),
+                                               self.rep.sets.sizes[q], batch.sets.sizes[p])
             if keep is not None:
                 q, p = q[keep], p[keep]
         return q, p

@@ -72,3 +72,32 @@ def test_budget_settings_are_checked():
     with pytest.raises(ConfigError, match="candidates_per_doc must be > 0"):
         DedupConfig().replace(minhash__candidates_per_doc=0)
     assert np.isclose(DedupConfig().minhash.max_candidates_per_doc, 1000.0)
+
+
+def test_an_estimate_floor_skips_chance_candidates_and_keeps_every_verified_pair(crowded, tmp_path):
+    """The MinHash estimate screens candidates before exact verification, the same in every engine."""
+    every = neardup.dedup(crowded, **CHAR)
+    floored = neardup.dedup(crowded, **CHAR, minhash__estimate_floor=0.9)
+    assert floored.summary["n_candidates"] < every.summary["n_candidates"] / 10  # chance collisions skipped
+    assert floored.pairs_by_id() == every.pairs_by_id()  # and no verified pair lost
+    local = neardup.dedup(crowded, **CHAR, minhash__estimate_floor=0.9, output=tmp_path / "o",
+                          engine=EngineConfig(name="local", workers=1, progress=False))
+    assert local.summary["n_candidates"] == floored.summary["n_candidates"]
+    assert local.pairs_by_id() == floored.pairs_by_id()
+    with pytest.raises(ConfigError, match="estimate_floor must be in"):
+        DedupConfig().replace(minhash__estimate_floor=1.5)
+
+
+def test_the_estimate_is_the_overlap_the_jaccard_estimate_and_the_sizes_imply():
+    m = minhash_method.MinHash(DedupConfig(method="minhash", threshold=0.6).replace(minhash__estimate_floor=0.9))
+    a = np.zeros((3, 128), dtype=np.uint64)
+    b = a.copy()
+    b[0, 64:] = 1  # J = .5: overlap .5 * 200 / (1.5 * 100) = .667 >= .9 * .6
+    b[1, 32:] = 1  # J = .25: .25 * 200 / (1.25 * 100) = .4, dropped ...
+    b[2, 32:] = 1  # ... unless the smaller set is far smaller: .25 * 400 / (1.25 * 100) = .8
+    keep = m.keep_candidates(a, b, np.array([100, 100, 100]), np.array([100, 100, 300]))
+    assert keep.tolist() == [True, False, True]
+    assert m.keep_candidates(a, b) is None  # without sizes, nothing is screened
+    jaccard = minhash_method.MinHash(DedupConfig(method="minhash", threshold=0.6).replace(
+        minhash__estimate_floor=0.9, verify__score="jaccard"))
+    assert jaccard.keep_candidates(a, b, np.full(3, 100), np.full(3, 100)).tolist() == [False, False, False]

@@ -143,7 +143,8 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     left, right = codes // n, codes % n
     sketch = load_array(os.path.join(root, "sketch.npy")) if os.path.exists(os.path.join(root, "sketch.npy")) else None
     if sketch is not None and left.size:
-        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]))
+        sizes = np.diff(np.load(os.path.join(root, "offsets.npy"), mmap_mode="r"))
+        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]), sizes[left], sizes[right])
         if keep is not None:
             left, right = left[keep], right[keep]
     if method.scores_from == "sketch":

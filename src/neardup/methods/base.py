@@ -292,8 +292,10 @@ class KeyedMethod(Method):
         """The pairs of one table's rows (whole buckets): documents with equal keys, by the method's rule."""
         raise NotImplementedError
 
-    def keep_candidates(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-        """Given the sketches of both sides of candidate pairs, which to keep (None: all)."""
+    def keep_candidates(self, a: np.ndarray, b: np.ndarray, sizes_a: np.ndarray | None = None,
+                        sizes_b: np.ndarray | None = None) -> np.ndarray | None:
+        """Given the sketches (and shingle set sizes, where known) of both sides of candidate pairs, which
+        to keep (None: all)."""
         return None
 
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -327,7 +329,9 @@ class KeyedMethod(Method):
                 rights.append(right)
         left, right = combine_tables(lefts, rights, self.min_shared)
         if left.size and rep.sketch is not None:
-            keep = self.keep_candidates(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]))
+            sizes = rep.sets.sizes
+            keep = self.keep_candidates(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]),
+                                        sizes[left], sizes[right])
             if keep is not None:
                 left, right = left[keep], right[keep]
         return Candidates(left, right, {})

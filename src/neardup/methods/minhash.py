@@ -125,6 +125,21 @@ class MinHash(KeyedMethod):
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.mean(a == b, axis=1)
 
+    def keep_candidates(self, a: np.ndarray, b: np.ndarray, sizes_a: np.ndarray | None = None,
+                        sizes_b: np.ndarray | None = None) -> np.ndarray | None:
+        """With ``minhash.estimate_floor``: the pairs whose estimated unweighted score reaches that fraction
+        of the threshold (an overlap score: estimated from the Jaccard estimate and the set sizes,
+        ``J (|A| + |B|) / ((1 + J) min(|A|, |B|))``)."""
+        floor = self.config.minhash.estimate_floor
+        if floor is None or self.scores_from != "sets" or sizes_a is None or sizes_b is None:
+            return None
+        j = np.mean(a == b, axis=1)
+        if self.score_name.endswith("overlap"):
+            sa, sb = np.asarray(sizes_a, dtype=np.float64), np.asarray(sizes_b, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                j = np.where(np.minimum(sa, sb) > 0, j * (sa + sb) / ((1 + j) * np.minimum(sa, sb)), 0.0)
+        return j >= floor * self.threshold - 1e-12
+
     def params(self) -> dict[str, Any]:
         if self.rule == "lsh":
             return {"bands": self.bands, "rows": self.rows}

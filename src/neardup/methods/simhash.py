@@ -63,7 +63,8 @@ class SimHash(KeyedMethod):
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pairs_from_keys(keys, docs)
 
-    def keep_candidates(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def keep_candidates(self, a: np.ndarray, b: np.ndarray, sizes_a: np.ndarray | None = None,
+                        sizes_b: np.ndarray | None = None) -> np.ndarray:
         return simhash.hamming(a, b) <= self.max_distance
 
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -92,7 +92,7 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
                      "on a corpus; online it takes the unit's default")
     elif mh.lsh_threshold is not None and mh.bands is None and settings["method"] != "auto":
         minhash["lsh_threshold"] = mh.lsh_threshold
-    for name in ("max_bucket", "max_candidates_per_doc", "min_collisions"):
+    for name in ("max_bucket", "max_candidates_per_doc", "min_collisions", "estimate_floor"):
         if getattr(mh, name) != getattr(mh0, name):
             notes.append(f"minhash.{name} ignored (no online meaning)")
     settings.update({k: v for k, v in minhash.items() if k != "seed"})
