@@ -52,8 +52,8 @@ DAYS = {"2-MAR": "reuters_days/docs.jsonl", "31-MAR": "reuters_days/31-MAR-1987/
         "19-OCT": "reuters_days/19-OCT-1987/docs.jsonl"}
 PRESETS = ("clean", "ocr-light", "ocr-heavy", "adversarial-spam", "nlpaug-ocr")
 #: Every preset (``--presets all``).
-ALL_PRESETS = ("clean", "ocr-light", "ocr-medium", "ocr-heavy", "ocr-1930s", "typos", "adversarial-spam",
-               "web-aggregator", "nlpaug-ocr", "nlpaug-heavy")
+ALL_PRESETS = ("clean", "web-aggregator", "ocr-light", "typos", "ocr-1970s", "adversarial-spam", "ocr-medium",
+               "ocr-1930s", "ocr-heavy", "nlpaug-ocr", "nlpaug-heavy")
 QUICK_PRESETS = ("clean", "ocr-heavy")
 PREVIOUS_DEFAULT = DedupConfig(method="minhash", threshold=0.45)
 PEER_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -182,7 +182,7 @@ def tune_peer(name: str, val: LabelledData, test: LabelledData) -> dict[str, Any
 # ---------------------------------------------------------------- the runs
 
 def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str],
-        budget: float) -> list[dict[str, Any]]:
+        budget: float | None) -> list[dict[str, Any]]:
     root = data_dir()
     clean = {d: load_any(root / DAYS[d]) for d in days}
     for d, data in clean.items():
@@ -196,13 +196,14 @@ def run(days: list[str], test_days: list[str], presets: list[str], peers: list[s
             t0 = time.perf_counter()
             default = evaluate(test, DedupConfig(method="auto"))
             seconds = time.perf_counter() - t0
-            tuned = tune_config(val, test, DedupConfig(method="auto"), budget=budget)
             out = {"preset": preset, "day": day,
                    "default": {**{k: default[k] for k in ("ari", "precision", "recall", "f1")},
                                "seconds": round(seconds, 2)},
-                   "previous default": {k: evaluate(test, PREVIOUS_DEFAULT)[k] for k in ("ari", "precision", "recall", "f1")},
-                   "neardup tuned": {**{k: tuned["test"][k] for k in ("ari", "precision", "recall", "f1")},
-                                     "params": tuned["params"], "seconds": tuned["seconds"]}}
+                   "previous default": {k: evaluate(test, PREVIOUS_DEFAULT)[k] for k in ("ari", "precision", "recall", "f1")}}
+            if budget is not None:
+                tuned = tune_config(val, test, DedupConfig(method="auto"), budget=budget)
+                out["neardup tuned"] = {**{k: tuned["test"][k] for k in ("ari", "precision", "recall", "f1")},
+                                        "params": tuned["params"], "seconds": tuned["seconds"]}
             for peer in peers:
                 out[f"{peer} tuned"] = tune_peer(peer, val, test)
             rows.append(out)
@@ -229,6 +230,7 @@ def main() -> None:
                                       "ones when installed)")
     ap.add_argument("--tune-budget", type=float, default=60.0, help="seconds each tuning may search (default 60)")
     ap.add_argument("--no-peers", action="store_true", help="skip datasketch and rensa")
+    ap.add_argument("--no-tune", action="store_true", help="skip neardup tune (the untuned rows only)")
     ap.add_argument("--json", type=Path, help="write every row as JSON here")
     args = ap.parse_args()
     days = list(DAYS)
@@ -253,7 +255,7 @@ def main() -> None:
                 print(f"bench_defaults: {peer} not installed, skipped", file=sys.stderr)
     test_days = days[1:2] if args.quick else days
     t0 = time.perf_counter()
-    rows = run(days, test_days, presets, peers, args.tune_budget)
+    rows = run(days, test_days, presets, peers, None if args.no_tune else args.tune_budget)
     print(f"ARI, mean over test days {', '.join(test_days)} (tuned rows: tuned on the other days)\n")
     print(table(rows))
     print(f"\n{time.perf_counter() - t0:.0f} s")
