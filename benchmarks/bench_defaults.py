@@ -174,7 +174,8 @@ class Peer:
 
 
 def tune_peer(name: str, val: LabelledData, test: LabelledData) -> dict[str, Any]:
-    trials = [(t, Peer(name, val).score(t)) for t in PEER_GRID]
+    peer = Peer(name, val)
+    trials = [(t, peer.score(t)) for t in PEER_GRID]
     best_t, _ = max(trials, key=lambda x: (round(x[1]["ari"], 12), round(x[1]["f1"], 12), x[0]))
     return {"params": {"threshold": best_t}, **Peer(name, test).score(best_t)}
 
@@ -196,10 +197,11 @@ def run(days: list[str], test_days: list[str], presets: list[str], peers: list[s
             t0 = time.perf_counter()
             default = evaluate(test, DedupConfig(method="auto"))
             seconds = time.perf_counter() - t0
+            previous = evaluate(test, PREVIOUS_DEFAULT)
             out = {"preset": preset, "day": day,
                    "default": {**{k: default[k] for k in ("ari", "precision", "recall", "f1")},
                                "seconds": round(seconds, 2)},
-                   "previous default": {k: evaluate(test, PREVIOUS_DEFAULT)[k] for k in ("ari", "precision", "recall", "f1")}}
+                   "previous default": {k: previous[k] for k in ("ari", "precision", "recall", "f1")}}
             if budget is not None:
                 tuned = tune_config(val, test, DedupConfig(method="auto"), budget=budget)
                 out["neardup tuned"] = {**{k: tuned["test"][k] for k in ("ari", "precision", "recall", "f1")},

@@ -54,11 +54,6 @@ class ClusterView:
     n_pairs: int
     policy: str = "longest"
 
-    @property
-    def representative(self) -> str:
-        """The id of the document that represents the cluster (it names it)."""
-        return self.cluster
-
 
 @dataclass
 class ClusterRow:

@@ -35,7 +35,7 @@ import numpy as np
 
 from neardup.config import DedupConfig, NormalizeConfig
 from neardup.text.normalize import normalize
-from neardup.text.shingle import _ngram_hashes, char_unit_hashes
+from neardup.text.shingle import char_shingle_sequence
 
 #: Documents, words and normalized characters of the sample the profile is read from (the first ones).
 SAMPLE_DOCS = 2000
@@ -115,7 +115,7 @@ def _script(cps: np.ndarray) -> tuple[float, str]:
 
 def _rare_grams(text: str, n: int = 5) -> float:
     """Share of the character ``n``-grams of ``text`` that occur once in it."""
-    grams, _ = _ngram_hashes(char_unit_hashes(text), np.array([len(text)], dtype=np.int64), n)
+    grams = char_shingle_sequence(text, n)
     if grams.size == 0:
         return 0.0
     _, counts = np.unique(grams, return_counts=True)
@@ -155,7 +155,8 @@ def profile(texts: Iterable[str], normalize_config: NormalizeConfig | None = Non
                         spaceless=spaceless, script=script if spaceless >= SPACELESS_FROM else "spaced")
 
 
-def _decay(top_and_rate: tuple[float, float], damage: float) -> float:
+def decay(top_and_rate: tuple[float, float], damage: float) -> float:
+    """A threshold that falls with the damage: ``top * exp(-rate * damage)``, to 3 decimals."""
     top, rate = top_and_rate
     return round(top * math.exp(-rate * damage), 3)
 
@@ -176,8 +177,8 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     clean = p.chars < MIN_CHARS or (p.damage < WORD_MAX_DAMAGE and p.variant < WORD_MAX_VARIANT)
     if char is False or (char is None and clean):
         return {"method": "minhash", "shingle__char": False, "shingle__n": 4,
-                "threshold": _decay(WORD_THRESHOLD, p.damage)}
-    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": _decay(CHAR_THRESHOLD, p.damage),
+                "threshold": decay(WORD_THRESHOLD, p.damage)}
+    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": decay(CHAR_THRESHOLD, p.damage),
             "minhash__candidates_per_doc": CHAR_CANDIDATES_PER_DOC, "minhash__estimate_floor": CHAR_ESTIMATE_FLOOR}
 
 
@@ -190,7 +191,7 @@ def view_thresholds(p: NoiseProfile, views: Iterable[str]) -> tuple[float, ...]:
     ...                              spaceless=0.0, script="spaced"), ("word", "char", "retsim"))
     (0.257, 0.397, 0.95)
     """
-    table = {"word": _decay(WORD_THRESHOLD, p.damage), "char": _decay(CHAR_THRESHOLD, p.damage), "retsim": 0.95}
+    table = {"word": decay(WORD_THRESHOLD, p.damage), "char": decay(CHAR_THRESHOLD, p.damage), "retsim": 0.95}
     return tuple(table[v] for v in views)
 
 

@@ -70,7 +70,7 @@ def _guard(fn: Callable[[], Any], interrupted: str | None = None) -> Any:
     return guard(fn, (StoreError,), interrupted)
 
 
-def online_config(values: dict[str, Any], quiet: bool = False) -> Any:
+def online_config(values: dict[str, Any]) -> Any:
     """An :class:`OnlineConfig` from a settings file and the options given (None = not given); the
     method defaults to :data:`~neardup.online.detector.DEFAULT_METHOD`. Notes on a batch configuration
     file's mapping go to stderr."""
@@ -82,7 +82,7 @@ def online_config(values: dict[str, Any], quiet: bool = False) -> Any:
     settings: dict[str, Any] = {}
     if config_file is not None:
         settings, notes = read_settings(config_file)
-        for note in notes if not quiet else ():
+        for note in notes:
             typer.echo(f"note: {note}", err=True)
     settings.update({k: v for k, v in options.items() if v is not None})
     settings.setdefault("method", DEFAULT_METHOD)

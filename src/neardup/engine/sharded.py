@@ -23,6 +23,8 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
 
 from __future__ import annotations
 
+import abc
+
 import contextlib
 import json
 import os
@@ -54,7 +56,7 @@ from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import doc_weight_totals
 
 
-class ShardedRun:
+class ShardedRun(abc.ABC):
     """One run of a :class:`DedupConfig` over an input file, in a work directory (see the module docstring)."""
 
     #: The engine's name in :class:`~neardup.config.EngineConfig`.
@@ -139,13 +141,13 @@ class ShardedRun:
         yield
 
     # ---- stages --------------------------------------------------------------------------
+    @abc.abstractmethod
     def map(self) -> int:
         """Stage 1: the input as shards of represented documents; returns the shard count."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4 for a keyed method: the verified pairs ``(left, right, score)``, sorted."""
-        raise NotImplementedError
 
     def join(self, n_shards: int) -> None:
         """Stage 2: concatenate shard arrays into single memory-mappable files."""

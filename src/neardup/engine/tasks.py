@@ -143,8 +143,11 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     left, right = codes // n, codes % n
     sketch = load_array(os.path.join(root, "sketch.npy")) if os.path.exists(os.path.join(root, "sketch.npy")) else None
     if sketch is not None and left.size:
-        sizes = np.diff(np.load(os.path.join(root, "offsets.npy"), mmap_mode="r"))
-        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]), sizes[left], sizes[right])
+        sizes_a = sizes_b = None
+        if getattr(method.config.minhash, "estimate_floor", None) is not None:  # set sizes only for screening
+            off = load_array(os.path.join(root, "offsets.npy"))
+            sizes_a, sizes_b = off[left + 1] - off[left], off[right + 1] - off[right]
+        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]), sizes_a, sizes_b)
         if keep is not None:
             left, right = left[keep], right[keep]
     if method.scores_from == "sketch":

@@ -86,7 +86,7 @@ class SearchSpace:
     shingled: tuple[str, ...] = SHINGLED
     shingles: tuple[tuple[bool, int], ...] = DEFAULT_SHINGLES
     model: str | None = None
-    scores: tuple[str, ...] = tuple(s for s in VERIFY_SCORES)
+    scores: tuple[str, ...] = VERIFY_SCORES
     clusters: tuple[str, ...] = CLUSTER_ALGORITHMS
     thresholds: tuple[float, ...] | None = None
     beam: int = 2
@@ -224,7 +224,7 @@ class _Search:
     def __init__(self, data: LabelledData, base: DedupConfig, space: SearchSpace, budget: float | None,
                  progress: bool) -> None:
         self.t0 = time.perf_counter()
-        self.data, self.space, self.budget, self.progress = data, space, budget, progress
+        self.data, self.space, self.budget = data, space, budget
         self.start = resolve(base, data.corpus.texts)
         self.preps: dict[Any, Prepared] = {}
         self.cands: dict[Any, tuple[np.ndarray, np.ndarray, dict[str, Any]]] = {}

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from neardup.config import ConfigError, DedupConfig, config_from_dict, config_to_dict
-from neardup.io.write import write_json
 
 #: The format's version (the ``neardup_config`` key).
 FORMAT_VERSION = 1
@@ -23,6 +22,8 @@ FORMAT_VERSION = 1
 
 def save_config(path: str | os.PathLike[str], config: DedupConfig, tuned: dict[str, Any] | None = None) -> None:
     """Write ``config`` (and what produced it) to ``path``, atomically."""
+    from neardup.io.write import write_json  # (PyArrow comes with it: reading a configuration does not need it)
+
     data: dict[str, Any] = {"neardup_config": FORMAT_VERSION, "config": config_to_dict(config)}
     if tuned is not None:
         data["tuned"] = tuned

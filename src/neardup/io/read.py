@@ -586,6 +586,8 @@ def texts_at(path: str | os.PathLike[str], lines: Sequence[int], text_field: str
         with _open_binary(path) as fh:
             for lineno, raw in enumerate(fh, start=1):
                 if lineno == target:
+                    if lineno == 1 and raw.startswith(codecs.BOM_UTF8):  # as iter_jsonl reads it
+                        raw = raw[len(codecs.BOM_UTF8):]
                     yield json.loads(raw.decode("utf-8"))[text_field]
                     target = next(wanted, None)
                     if target is None:
@@ -613,7 +615,8 @@ def read_texts(path: str | os.PathLike[str], ids: Iterable[str], read: ReadConfi
     out: dict[str, str] = {}
     if not wanted:
         return out
-    for doc in iter_documents(iter_records(path, [cfg.id_field, cfg.text_field]), str(path), cfg, [], id_hashes=True):
+    records = iter_records(path, [cfg.id_field, cfg.text_field], _skip_list(cfg, None), _required(cfg))
+    for doc in iter_documents(records, str(path), cfg, [], id_hashes=True):
         if doc.id in wanted:
             out[doc.id] = doc.text
             if len(out) == len(wanted):

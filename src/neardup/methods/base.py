@@ -17,6 +17,8 @@ A method is a choice of stage implementations and the settings it resolves once 
 
 from __future__ import annotations
 
+import abc
+
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
@@ -33,6 +35,8 @@ from neardup.verify.overlap import doc_weight_totals, idf_weights, idf_weights_o
 #: Thresholds ``neardup tune`` sweeps for set scores; heavy OCR noise pushes the best very low.
 SET_SCORE_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.04) + tuple(round(float(x), 3)
                                                                     for x in np.arange(0.05, 0.951, 0.025))
+#: Thresholds swept for combined scores (a rule or a model over several signals): up to 0.99.
+COMBINED_SCORE_GRID: tuple[float, ...] = SET_SCORE_GRID + (0.96, 0.97, 0.98, 0.99)
 #: Thresholds swept for cosine similarities.
 COSINE_GRID: tuple[float, ...] = tuple(round(float(x), 3) for x in np.arange(0.50, 0.9951, 0.01))
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -68,9 +72,10 @@ class Representation:
         """IDF weights of the shingles (aligned with ``sets.values``) and each document's total, once per power."""
         if idf_power not in self._weights:
             codes = self.codes()
-            if codes is None or self._codes is None:
+            if codes is None:
                 w = idf_weights(self.sets, idf_power)
             else:
+                assert self._codes is not None
                 w = idf_weights_of_codes(codes, self._codes[1], len(self.sets), idf_power)
             self._weights[idf_power] = (w, doc_weight_totals(self.sets, w))
         return self._weights[idf_power]
@@ -98,7 +103,7 @@ class Candidates(NamedTuple):
     info: dict[str, Any]
 
 
-class Method:
+class Method(abc.ABC):
     """A de-duplication method: its defaults, its representation, its candidate rule and its pair score.
 
     Subclasses set the class attributes and implement :meth:`candidates` and :meth:`score_pairs_of`;
@@ -178,14 +183,14 @@ class Method:
 
     # -- candidates and scores --------------------------------------------------------------------
 
+    @abc.abstractmethod
     def candidates(self, rep: Representation) -> Candidates:
         """Candidate pairs of a whole representation (where every document is at hand)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def score(self, rep: Representation, left: np.ndarray, right: np.ndarray,
               info: dict[str, Any] | None = None) -> np.ndarray:
         """The score of each candidate pair (float64; a pair is a duplicate at ``>= threshold``)."""
-        raise NotImplementedError
 
     def weighted(self) -> bool:
         """Whether scores need IDF weights (:meth:`Representation.weights`)."""
@@ -253,9 +258,9 @@ class KeyedMethod(Method):
     fixed_width: bool = True
     matchable = True
 
+    @abc.abstractmethod
     def n_tables(self) -> int:
         """How many key tables there are."""
-        raise NotImplementedError
 
     def key_counts(self, rep: Representation, docs: np.ndarray) -> np.ndarray:
         """How many key rows each of ``docs`` gives over all tables (for planning work)."""
@@ -264,7 +269,7 @@ class KeyedMethod(Method):
     def table_keys(self, rep: Representation, docs: np.ndarray, tables: range) -> np.ndarray:
         """The ``(len(docs), len(tables))`` keys of a method with one key per document and table
         (``fixed_width``); ``docs`` are ascending indices of non-empty documents."""
-        raise NotImplementedError
+        raise TypeError(f"method {self.name} gives a variable number of keys per document: use keys()")
 
     def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``(key, doc, table)`` of ``docs`` (ascending indices of non-empty documents) in ``tables``,
@@ -288,9 +293,9 @@ class KeyedMethod(Method):
             if k.size:
                 yield int(t[0]), k, d
 
+    @abc.abstractmethod
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The pairs of one table's rows (whole buckets): documents with equal keys, by the method's rule."""
-        raise NotImplementedError
 
     def keep_candidates(self, a: np.ndarray, b: np.ndarray, sizes_a: np.ndarray | None = None,
                         sizes_b: np.ndarray | None = None) -> np.ndarray | None:
@@ -300,7 +305,7 @@ class KeyedMethod(Method):
 
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Scores of pairs from their sketches (methods whose ``scores_from`` is ``"sketch"``)."""
-        raise NotImplementedError
+        raise TypeError(f"method {self.name} scores pairs from their shingle sets, not from sketches")
 
     def candidate_cap(self, n_docs: int) -> int | None:
         """Candidate pairs (repeats across tables included) beyond which a run stops (None: no cap)."""
@@ -418,5 +423,5 @@ class VectorMethod(Method):
         return {"k": self.config.embed.k, "index": self.config.embed.index}
 
 
-__all__ = ["COSINE_GRID", "SET_SCORE_GRID", "Candidates", "KeyedMethod", "Method", "Representation", "VectorMethod",
+__all__ = ["COMBINED_SCORE_GRID", "COSINE_GRID", "SET_SCORE_GRID", "Candidates", "KeyedMethod", "Method", "Representation", "VectorMethod",
            "combine_tables"]

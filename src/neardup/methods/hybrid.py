@@ -15,7 +15,7 @@ import numpy as np
 from neardup.candidates.buckets import unique_pairs
 from neardup.config import DedupConfig
 from neardup.methods import register
-from neardup.methods.base import Candidates, Representation, VectorMethod
+from neardup.methods.base import COMBINED_SCORE_GRID, Candidates, Representation, VectorMethod
 from neardup.methods.minhash import MinHash
 from neardup.represent import minhash
 from neardup.text.shingle import ShingleSets
@@ -41,8 +41,7 @@ class Hybrid(VectorMethod):
     # clusters (an aggregator's footer on copies abridged to a headline); on no benchmark set did it cost ARI.
     default_cluster = "leiden"
     chunks = True  # the learned rule uses the partial-duplicate chunk score
-    threshold_grid = ((0.01, 0.02, 0.03, 0.04) + tuple(round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025))
-                      + (0.96, 0.97, 0.98, 0.99))
+    threshold_grid = COMBINED_SCORE_GRID
 
     def __init__(self, config: DedupConfig) -> None:
         super().__init__(config)

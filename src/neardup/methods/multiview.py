@@ -26,7 +26,7 @@ import numpy as np
 from neardup.candidates.buckets import unique_pairs
 from neardup.config import ConfigError, DedupConfig
 from neardup.methods import register
-from neardup.methods.base import Candidates, Representation, VectorMethod
+from neardup.methods.base import COMBINED_SCORE_GRID, Candidates, Representation, VectorMethod
 from neardup.methods.minhash import MinHash
 from neardup.represent import minhash
 from neardup.represent.embeddings import Embeddings
@@ -122,8 +122,7 @@ class MultiView(VectorMethod):
 
     name = "multiview"
     default_threshold = 0.5
-    threshold_grid = ((0.01, 0.02, 0.03, 0.04) + tuple(round(float(x), 3) for x in np.arange(0.05, 0.951, 0.025))
-                      + (0.96, 0.97, 0.98, 0.99))
+    threshold_grid = COMBINED_SCORE_GRID
 
     @classmethod
     def check(cls, config: DedupConfig) -> None:

@@ -28,11 +28,10 @@ before calibration existed) is used with its own settings (:func:`stored_choice`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from neardup.calibrate import SAMPLE_DOCS, SPACELESS, NoiseProfile, profile
+from neardup.calibrate import SAMPLE_DOCS, NoiseProfile, decay, profile
 from neardup.calibrate import choose as batch_choose
 from neardup.config import NormalizeConfig
 from neardup.online.settings import CALIBRATED, OURS, OnlineConfig
@@ -63,12 +62,10 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     """
     batch = batch_choose(p, char=char)
     if p.script != "spaced" and batch["shingle__char"]:
-        size = next(s for name, _, _, s in SPACELESS if name == p.script)
-        return {**SPACELESS_CHOICE, "n": size}
+        return {**SPACELESS_CHOICE, "n": batch["shingle__n"]}
     if not batch["shingle__char"]:
         return dict(WORD_CHOICE)
-    top, decay = CHAR_R_OVERLAP
-    return {**CHAR_CHOICE, "r_overlap": round(top * math.exp(-decay * p.damage), 3)}
+    return {**CHAR_CHOICE, "r_overlap": decay(CHAR_R_OVERLAP, p.damage)}
 
 
 def apply(config: OnlineConfig, choice: Mapping[str, Any]) -> OnlineConfig:

@@ -79,7 +79,6 @@ from neardup.online.settings import (  # noqa: F401 - re-exported: the settings 
     MINHASH_SETTINGS,
     ONLINE_METHODS,
     OURS,
-    RUN_METHODS,
     SEED_DEFAULTS,
     UNIT_DEFAULTS,
     OnlineConfig,

@@ -603,11 +603,3 @@ def make_noisy_stream(path: str | os.PathLike[str], out_a: str | os.PathLike[str
         labels = [d["cluster"] for d in half if d["cluster"] is not None]
         stats[name] = {"path": str(out), "n_docs": len(half), "n_duplicates": len(labels) - len(set(labels))}
     return stats
-
-
-def config_from_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Online settings from a JSON file: an object of settings, a ``tune`` output (its ``config``), or the
-    batch configuration file (see :func:`neardup.online.settings_file.read_settings`, which also gives notes)."""
-    from neardup.online.settings_file import read_settings
-
-    return read_settings(path)[0]

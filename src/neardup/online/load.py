@@ -98,7 +98,7 @@ def _calibrate(detector: Detector, batches: Iterator[list[Document]]) -> Iterato
         head.append(batch)
         if sum(map(len, head)) >= SAMPLE_DOCS:
             break
-    detector.calibrate([d.text for batch in head for d in batch if isinstance(d.text, str)])
+    detector.calibrate([d.text for batch in head for d in batch])
     return chain(head, batches)
 
 

@@ -24,8 +24,6 @@ ONLINE_METHODS: tuple[str, ...] = ("auto", "sketch", "minhash")
 #: scored above the seed method on every labelled day and noise model measured (docs/online.md).
 #: ``OnlineConfig()`` itself keeps the seed paper's method.
 DEFAULT_METHOD: str = "auto"
-#: The methods a detector runs (``auto`` is resolved to one of them, see :mod:`neardup.online.calibrate`).
-RUN_METHODS: tuple[str, ...] = ("sketch", "minhash")
 #: MinHash settings that may be given flat (``OnlineConfig(num_perm=64)``): they set the embedded ``minhash``.
 MINHASH_SETTINGS: tuple[str, ...] = ("num_perm", "bands", "rows", "lsh_threshold")
 #: Settings whose default depends on the shingling unit or (for ``auto``) on the calibration: ``None`` = unset.

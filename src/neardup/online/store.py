@@ -278,10 +278,8 @@ def _sqlite_errors(method: _F) -> _F:
             return method(self, *args, **kwargs)
         except sqlite3.IntegrityError:
             raise
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.DatabaseError as exc:  # also ProgrammingError, e.g. a store closed while shutting down
             raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
-        except sqlite3.ProgrammingError as exc:  # e.g. the store was closed (the service shutting down)
-            raise StoreError(f"{self.location}: {exc}") from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -389,7 +387,7 @@ class SQLiteStore(Store):
                 return
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
-            except (sqlite3.DatabaseError, sqlite3.ProgrammingError) as exc:
+            except sqlite3.DatabaseError as exc:
                 raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
             self._reserved = 0
             try:
