@@ -182,9 +182,10 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
             "minhash__candidates_per_doc": CHAR_CANDIDATES_PER_DOC, "minhash__estimate_floor": CHAR_ESTIMATE_FLOOR}
 
 
-def view_thresholds(p: NoiseProfile, views: Iterable[str]) -> tuple[float, ...]:
+def view_thresholds(p: NoiseProfile, views: Iterable[str], trained: dict[str, float] | None = None) -> tuple[float, ...]:
     """Each view's threshold under a profile (method multiview): word 4-grams' and character 5-grams'
-    as :func:`choose` gives them; RETSim's cosine at 0.95, not calibrated (above the retsim method's 0.9:
+    as :func:`choose` gives them; the trained views' (bi-encoder, cross-encoder) from ``trained`` (their
+    models' own validated thresholds); RETSim's cosine at 0.95, not calibrated (above the retsim method's 0.9:
     in the max rule templated wire notices reach 0.9, docs/multiview.md).
 
     >>> view_thresholds(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07,
@@ -192,7 +193,7 @@ def view_thresholds(p: NoiseProfile, views: Iterable[str]) -> tuple[float, ...]:
     (0.257, 0.397, 0.95)
     """
     table = {"word": decay(WORD_THRESHOLD, p.damage), "char": decay(CHAR_THRESHOLD, p.damage), "retsim": 0.95}
-    return tuple(table[v] for v in views)
+    return tuple(table[v] if v in table else (trained or {})[v] for v in views)
 
 
 def needs_corpus(config: DedupConfig) -> bool:
@@ -213,8 +214,9 @@ def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
         from neardup.methods.multiview import MultiView
 
         p = profile(texts)
-        views = MultiView(config).kinds
-        chosen = view_thresholds(p, views)
+        mv = MultiView(config)
+        views = mv.kinds
+        chosen = view_thresholds(p, views, dict(zip(views, mv.view_thresholds)))
         resolved = config.replace(multiview__view_thresholds=chosen)
         return dataclasses.replace(resolved, calibration={"profile": p.to_dict(),
                                                           "choice": {"views": list(views), "view_thresholds": list(chosen)}})

@@ -31,8 +31,11 @@ VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overl
 MINHASH_RULES: tuple[str, ...] = ("lsh", "collisions")
 HYBRID_RULES: tuple[str, ...] = ("linear", "logistic")
 ON_ERROR: tuple[str, ...] = ("raise", "skip")
-#: The views method multiview can compare: word shingles, character shingles, RETSim document vectors.
-VIEWS: tuple[str, ...] = ("word", "char", "retsim")
+#: The views method multiview can compare: word shingles, character shingles, RETSim document vectors, a
+#: (trained) bi-encoder's document vectors, a trained cross-encoder's probability of each candidate pair.
+VIEWS: tuple[str, ...] = ("word", "char", "retsim", "biencoder", "crossencoder")
+#: The views that are document vectors (multiview holds at most one of them).
+VECTOR_VIEWS: tuple[str, ...] = ("retsim", "biencoder")
 #: How multiview combines its views' scores: the calibrated maximum, a fitted logistic model, or one view alone.
 MULTIVIEW_COMBINES: tuple[str, ...] = ("max", "logistic", *VIEWS)
 #: Characters of a text that are compared (longer texts are kept whole in outputs, counted as truncated).
@@ -402,8 +405,13 @@ class ClusterConfig:
 class MultiviewConfig:
     """Method multiview: which views each document is compared in, how their scores are combined.
 
-    ``views``: a subset of :data:`VIEWS` holding at least one shingle view (``None``: word and char, and
-    retsim too where the ``neural`` extra is installed). Each shingle view has its own shingling
+    ``views``: a subset of :data:`VIEWS` holding at least one shingle view and at most one vector view
+    (``None``: word and char; then ``biencoder`` where ``embed.model`` names a sentence-transformers
+    folder (``--model``, a trained bi-encoder), else retsim where the ``neural`` extra is installed; and
+    ``crossencoder`` where ``embed.cross_model`` names a cross-encoder (``--cross-model``)). The
+    cross-encoder proposes no candidates: it scores the other views' candidates that a shingle view rates
+    at least ``crossencoder_floor`` on its calibrated scale (0.25: half its threshold) or whose vector
+    cosine reaches that view's threshold (the rest score 0 in it). Each shingle view has its own shingling
     (``word_n`` words, ``char_n`` characters), its own MinHash-LSH bands, derived for its own Jaccard
     level (``word_lsh_threshold``, ``char_lsh_threshold``: character shingles of unrelated news share
     more, so their level is higher), each tightened on the corpus to a candidate budget of
@@ -432,6 +440,7 @@ class MultiviewConfig:
     char_lsh_threshold: float = 0.3
     candidates_per_doc: float | None = 50.0
     min_cosine: float = 0.8
+    crossencoder_floor: float = 0.25
 
     def __post_init__(self) -> None:
         for name in ("views", "coef", "view_thresholds"):  # JSON gives lists
@@ -442,8 +451,10 @@ class MultiviewConfig:
             _check(isinstance(self.views, tuple) and len(self.views) >= 1 and all(v in VIEWS for v in self.views)
                    and len(set(self.views)) == len(self.views),
                    f"multiview views must be distinct names from {VIEWS}, got {self.views!r}")
-            _check(any(v != "retsim" for v in self.views),
+            _check(any(v in ("word", "char") for v in self.views),
                    f"multiview views need a shingle view (word or char), got {self.views!r}")
+            _check(sum(v in VECTOR_VIEWS for v in self.views) <= 1,
+                   f"multiview views may hold one vector view ({' or '.join(VECTOR_VIEWS)}), got {self.views!r}")
         _check(self.combine in MULTIVIEW_COMBINES,
                f"multiview combine must be one of {MULTIVIEW_COMBINES}, got {self.combine!r}")
         if self.coef is not None:
@@ -462,6 +473,8 @@ class MultiviewConfig:
         _check(self.candidates_per_doc is None or self.candidates_per_doc > 0,
                f"multiview candidates_per_doc must be > 0 or None, got {self.candidates_per_doc!r}")
         _check(-1 <= self.min_cosine <= 1, f"multiview min_cosine must be in [-1, 1], got {self.min_cosine!r}")
+        _check(0 <= self.crossencoder_floor <= 1,
+               f"multiview crossencoder_floor must be in [0, 1], got {self.crossencoder_floor!r}")
 
 
 #: The stage settings of a :class:`DedupConfig`, by field name.

@@ -17,7 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neardup import methods
-from neardup.calibrate import resolve
+from neardup.calibrate import needs_corpus, resolve
 from neardup.cluster import cluster_pairs, representative_keys
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import build_summary
@@ -138,8 +138,14 @@ def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndar
 
 def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None) -> DedupResult:
     """Finish a run from prepared representations (candidates, verify, cluster, summary); ``read``: how
-    the corpus was read (recorded in the summary)."""
-    cfg = prep.config if config is None or config.method == "auto" else config
+    the corpus was read (recorded in the summary). A ``config`` the corpus calibrates (``auto``; multiview
+    without view thresholds) is resolved on the prepared texts, as :func:`prepare` resolved its own."""
+    if config is None or config.method == "auto":
+        cfg = prep.config
+    elif needs_corpus(config):
+        cfg = resolve(config, prep.corpus.texts)
+    else:
+        cfg = config
     if not prep.compatible_with(cfg):
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     method = methods.get(cfg).plan(prep.rep)

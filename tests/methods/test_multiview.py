@@ -177,3 +177,26 @@ def test_on_a_reuters_day_under_ocr_noise_multiview_is_no_worse_than_its_best_vi
     alone = {v: evaluate(data, DedupConfig(method="multiview").replace(multiview__views=(v,)))["ari"]
              for v in ("word", "char")}
     assert both >= max(alone.values()) - 0.03, (both, alone)
+
+
+def test_a_prepared_multiview_run_keeps_the_thresholds_the_corpus_calibrated():
+    """run_prepared with a multiview config that names no view thresholds uses those prepare() resolved on
+    the texts (it used the clean-text defaults)."""
+    import json
+    from pathlib import Path
+
+    from neardup.config import DedupConfig
+    from neardup.io.read import Corpus
+    from neardup.pipeline import prepare, run_prepared
+    import random
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "news.jsonl"
+    texts = [json.loads(line)["text"] for line in example.read_text(encoding="utf-8").splitlines()]
+    rng = random.Random(0)  # one letter in six garbled: damage the profile measures
+    noisy = ["".join(rng.choice("qxzjkv#%") if c.isalpha() and rng.random() < 0.16 else c for c in t) for t in texts]
+    cfg = DedupConfig(method="multiview").replace(multiview__views=("word", "char"))
+    prep = prepare(Corpus.from_texts(noisy), cfg)
+    resolved = prep.config.multiview.view_thresholds
+    assert resolved is not None and resolved[0] < 0.45  # damaged text: looser than the clean defaults
+    result = run_prepared(prep, cfg)
+    assert tuple(result.summary["params"]["view_thresholds"]) == tuple(resolved)

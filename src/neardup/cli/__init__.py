@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from neardup.cli import data, dedup, evaluate, show
+from neardup.cli import data, dedup, evaluate, label, show
 from neardup.cli.bench import bench_app
 from neardup.cli.common import new_app
 from neardup.cli.online import online_app, serve_command
@@ -42,6 +42,7 @@ app.command("show")(show.show)
 app.command("eval")(evaluate.eval_cmd)
 app.command("tune")(evaluate.tune)
 app.command("match")(dedup.match)
+app.command("label")(label.label)
 app.command("embed")(data.embed)
 app.command("noise")(data.noise)
 app.add_typer(bench_app, name="bench")

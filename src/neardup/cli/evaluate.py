@@ -70,7 +70,7 @@ def tune(
 ) -> None:
     """Search the configuration on VALIDATION (best ARI), report the choice on TEST: the NEWS-COPY protocol.
 
-    Searched: representation (word and character n-grams, RETSim, a bi-encoder given with --model),
+    Searched: representation (word and character n-grams, RETSim, a bi-encoder given with --model; with --cross-model, rerank and multiview with the trained views),
     candidate rule, pair score, clustering and threshold, from the calibrated default; the method options
     given fix what they name (e.g. --method hybrid, --char-ngrams, --cluster leiden), --config is the base.
     """
@@ -95,7 +95,8 @@ def tune(
         cfg = dedup_config(method_opts)
         space = SearchSpace.fixing(method=method_opts.get("method"), char=method_opts.get("char_ngrams"),
                                    n=method_opts.get("ngram"), score=method_opts.get("verify"),
-                                   cluster=method_opts.get("cluster"), model=method_opts.get("model"), thresholds=grid)
+                                   cluster=method_opts.get("cluster"), model=method_opts.get("model"), thresholds=grid,
+                                   cross_model=method_opts.get("cross_model"))
         fields = {k: v for k, v in read_opts.items() if v is not None}
         val = load_labelled(validation, **fields)
         tests = pool([load_labelled(p, **fields) for p in test])

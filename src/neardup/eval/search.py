@@ -46,7 +46,7 @@ from neardup.calibrate import resolve
 from neardup.cluster import cluster_pairs
 from neardup.config import CLUSTER_ALGORITHMS, VERIFY_SCORES, ConfigError, DedupConfig, ShingleConfig, config_to_dict
 from neardup.eval.evaluate import LabelledData, evaluate, score
-from neardup.eval.tune import data_warnings, fit_hybrid
+from neardup.eval.tune import data_warnings, pair_labels
 from neardup.methods.base import KeyedMethod, VectorMethod
 from neardup.pipeline import Prepared, prepare
 from neardup.results import DedupResult
@@ -71,7 +71,9 @@ class SearchSpace:
 
     ``methods``: the methods tried; those in ``shingled`` are tried on each of ``shingles``
     (``(char, n)``), the others as they are. ``model``: a local model (a RETSim ``.onnx`` file, or a
-    sentence-transformers folder: the bi-encoder is searched only with one; nothing is downloaded).
+    sentence-transformers folder: the bi-encoder is searched only with one; nothing is downloaded);
+    ``cross_model``: a cross-encoder folder (``neardup train crossencoder``): method rerank is searched, and
+    multiview gains it as a view (with a bi-encoder ``model``, that view too).
     ``scores``: pair scores (for the methods that verify shingle sets); ``clusters``: clustering
     algorithms; ``thresholds``: the grid (None: each method's ``threshold_grid``); ``beam``: of how many
     of the best representations each later stage varies the best cell.
@@ -86,6 +88,7 @@ class SearchSpace:
     shingled: tuple[str, ...] = SHINGLED
     shingles: tuple[tuple[bool, int], ...] = DEFAULT_SHINGLES
     model: str | None = None
+    cross_model: str | None = None
     scores: tuple[str, ...] = VERIFY_SCORES
     clusters: tuple[str, ...] = CLUSTER_ALGORITHMS
     thresholds: tuple[float, ...] | None = None
@@ -112,12 +115,14 @@ class SearchSpace:
     @classmethod
     def fixing(cls, method: str | None = None, char: bool | None = None, n: int | None = None,
                score: str | None = None, cluster: str | None = None, model: str | None = None,
-               thresholds: Sequence[float] | None = None) -> SearchSpace:
+               thresholds: Sequence[float] | None = None, cross_model: str | None = None) -> SearchSpace:
         """The default space less what a user fixed: a method (``auto`` fixes none), the shingle unit or size
         (then only shingle methods are searched), the pair score, the clustering; ``model`` and
-        ``thresholds`` as in the class."""
-        space = cls(model=model, thresholds=tuple(thresholds) if thresholds else None)
+        ``thresholds`` and ``cross_model`` (which adds method rerank) as in the class."""
+        space = cls(model=model, cross_model=cross_model, thresholds=tuple(thresholds) if thresholds else None)
         changes: dict[str, Any] = {}
+        if cross_model is not None:
+            changes["methods"] = (*DEFAULT_METHODS, "rerank")
         if method is not None and method != "auto":
             changes["methods"] = (method,)
         if char is not None or n is not None:
@@ -248,6 +253,8 @@ class _Search:
             return None
         missing = _missing(("faiss",)) if self.start.embed.index == "flat" else _missing(("usearch",))
         model = self.space.model
+        if method == "rerank" and self.space.cross_model is None:
+            return "needs a cross-encoder (--cross-model FOLDER, from `neardup train crossencoder`)"
         if cls.encoder == "biencoder":
             if model is None or model.endswith(".onnx"):
                 return "needs a bi-encoder model (--model FOLDER); none is downloaded"
@@ -267,6 +274,12 @@ class _Search:
 
     def _model_changes(self, method: str) -> tuple[tuple[str, Any], ...]:
         cls = methods.method_class(method)
+        cross = (("embed__cross_model", self.space.cross_model),) if self.space.cross_model else ()
+        model = self.space.model
+        if method == "multiview":  # a folder: the bi-encoder view; an .onnx file: RETSim's model
+            return ((("embed__model", model),) if model else ()) + cross
+        if method == "rerank":
+            return ((("embed__model", model),) if model and not model.endswith(".onnx") else ()) + cross
         if not issubclass(cls, VectorMethod) or self.space.model is None:
             return ()
         onnx = self.space.model.endswith(".onnx")
@@ -440,24 +453,31 @@ class _Search:
         cand_key = (rep_key, config.method, plan, config.minhash, config.ngram, config.simhash, config.embed,
                     config.threshold if issubclass(methods.method_class(config.method), VectorMethod) else None)
         score_key = (cand_key, config.verify)
-        if config.embed.hybrid_rule == "logistic" and hasattr(methods.get(config), "features"):
+        method = methods.get(config).plan(prep.rep)
+        if method.fits():  # a model fitted on the labelled candidate pairs (hybrid's, multiview's logistic rule)
+            left, right = self._candidates(method, prep, cand_key)
             t0 = time.perf_counter()
-            left, right, scores, setting = fit_hybrid(prep, self.data, config)
+            fitted = method.fit(prep.rep, left, right, *pair_labels(self.data, left, right)) or {}
+            scores = methods.get(config.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
             self.seconds["verify"] += time.perf_counter() - t0
-            return left, right, scores, setting
+            return left, right, np.asarray(scores, dtype=np.float64), fitted
         if score_key not in self.scored:
-            method = methods.get(config).plan(prep.rep)
-            if cand_key not in self.cands:
-                t0 = time.perf_counter()
-                left, right, _ = method.candidates(prep.rep)
-                self.seconds["candidates"] += time.perf_counter() - t0
-                self.cands[cand_key] = (left, right, {})
-            left, right, _ = self.cands[cand_key]
+            left, right = self._candidates(method, prep, cand_key)
             t0 = time.perf_counter()
             self.scored[score_key] = self._pair_scores(method, prep, (rep_key, config.verify), left, right)
             self.seconds["verify"] += time.perf_counter() - t0
         left, right, _ = self.cands[cand_key]
         return left, right, self.scored[score_key], {}
+
+    def _candidates(self, method: Any, prep: Prepared, cand_key: Any) -> tuple[np.ndarray, np.ndarray]:
+        """A cell's candidate pairs (cached per representation and rule)."""
+        if cand_key not in self.cands:
+            t0 = time.perf_counter()
+            left, right, _ = method.candidates(prep.rep)
+            self.seconds["candidates"] += time.perf_counter() - t0
+            self.cands[cand_key] = (left, right, {})
+        left, right, _ = self.cands[cand_key]
+        return left, right
 
     def _pair_scores(self, method: Any, prep: Prepared, key: Any, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Scores of pairs, each pair scored once per representation and score: candidate rules of one

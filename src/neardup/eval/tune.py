@@ -90,21 +90,17 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
         loosest = base.replace(threshold=grid[0], **setting)
         t0 = time.perf_counter()
         preference = 0
-        if loosest.method == "hybrid" and loosest.embed.hybrid_rule == "logistic":
-            left, right, scores, setting = fit_hybrid(prep, data, loosest)
+        try:
+            left, right, scores, info = candidate_pairs(prep, loosest)
+        except ConfigError:  # a rule over the candidate cap (e.g. few collisions on character shingles)
+            bar.update(len(grid))
+            continue
+        method = methods.get(loosest).plan(prep.rep)
+        fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) if method.fits() else None
+        if fitted is not None:  # a model fitted on this split's labelled pairs (hybrid's, multiview's)
+            setting = {**setting, **fitted}
+            scores = methods.get(loosest.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
             preference = 1
-        else:
-            try:
-                left, right, scores, info = candidate_pairs(prep, loosest)
-            except ConfigError:  # a rule over the candidate cap (e.g. few collisions on character shingles)
-                bar.update(len(grid))
-                continue
-            method = methods.get(loosest).plan(prep.rep)
-            fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) if method.fits() else None
-            if fitted is not None:  # a model fitted on this split's labelled pairs (e.g. multiview's)
-                setting = {**setting, **fitted}
-                scores = methods.get(loosest.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
-                preference = 1
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
         for t in grid:
             keep = scores >= t - 1e-12
@@ -119,20 +115,6 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
             bar.update(1)
     bar.close()
     return trials
-
-
-def fit_hybrid(prep: Prepared, data: LabelledData, config: DedupConfig
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-    """Hybrid candidates scored by a logistic model fitted on ``data``'s labels; the setting carries its coefficients."""
-    from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, fit_logistic, logistic_scores
-
-    # candidates do not depend on the rule; the linear rule finds them without the partial score
-    left, right, _, _ = candidate_pairs(prep, config.replace(embed__hybrid_rule="linear"))
-    features = methods.get(config).features(prep.rep, left, right)
-    usable, y = pair_labels(data, left, right)
-    coef = fit_logistic(features[usable], y[usable]) or DEFAULT_HYBRID_COEF
-    return left, right, logistic_scores(features, coef), {"embed__hybrid_rule": "logistic",
-                                                           "embed__hybrid_coef": tuple(coef)}
 
 
 def pair_labels(data: LabelledData, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -120,7 +120,22 @@ class Hybrid(VectorMethod):
                                 {"hybrid_rule": "logistic", "hybrid_coef": list(embed.hybrid_coef or DEFAULT_HYBRID_COEF)})
         return {**super().params(), **self.shingles.params(), **rule}
 
+    def fits(self) -> bool:
+        return self.config.embed.hybrid_rule == "logistic"
+
+    def fit(self, rep: Representation, left: np.ndarray, right: np.ndarray, usable: np.ndarray,
+            positive: np.ndarray) -> dict[str, Any] | None:
+        """For the logistic rule: its coefficients fitted on the labelled candidate pairs (``usable``, with
+        ``positive`` labels), as ``DedupConfig.replace`` keywords (the defaults where the labels cannot fit one)."""
+        if not self.fits():
+            return None
+        from neardup.verify.hybrid import DEFAULT_HYBRID_COEF, fit_logistic
+
+        x = self.features(rep, left, right)
+        coef = fit_logistic(x[usable], np.asarray(positive)[usable]) or DEFAULT_HYBRID_COEF
+        return {"embed__hybrid_rule": "logistic", "embed__hybrid_coef": tuple(coef)}
+
     def tuning_settings(self) -> list[dict[str, Any]]:
-        # the model's coefficients are fitted by the tuner; then each signal alone
+        # the model's coefficients are fitted by the tuner (fit); then each signal alone
         return [{"embed__hybrid_rule": "logistic"}] + [
             {"embed__hybrid_rule": "linear", "embed__hybrid_weight": w} for w in HYBRID_FALLBACK_WEIGHTS]

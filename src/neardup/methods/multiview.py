@@ -1,6 +1,7 @@
-"""Multiview: each document seen in several views (word shingles, character shingles, RETSim vectors),
-candidates from every view, every candidate pair scored in all of them, the scores combined by a rule
-that needs no labels (the calibrated maximum) or by a logistic model fitted on labelled pairs.
+"""Multiview: each document seen in several views (word shingles, character shingles, RETSim or a trained
+bi-encoder's vectors, a trained cross-encoder), candidates from every view, every candidate pair scored in
+all of them, the scores combined by a rule that needs no labels (the calibrated maximum) or by a logistic
+model fitted on labelled pairs.
 
 Owns the views' settings resolved once (each view's shingling, LSH bands and threshold), packing the
 shingle views into one representation and unpacking it, the union of candidates, the pair features and
@@ -10,9 +11,12 @@ the combining rules; must not schedule work, implement a view (each shingle view
 The shingle views travel in the one :class:`~neardup.methods.base.Representation` every engine already
 stores: each view's shingle hashes lose their lowest bit and carry the view in their top bit, so one
 document's set holds both views' shingles (word first) and IDF weights computed over it are each view's
-own; the sketch is the views' MinHash signatures side by side. Candidates need every document at hand
-(the union includes RETSim neighbours), so the chunked engines run them over the joined representation,
-as they do for vector methods.
+own; the sketch is the views' MinHash signatures side by side; the vector view (RETSim or a bi-encoder
+from ``neardup train biencoder``) is the representation's vectors. Candidates need every document at hand
+(the union includes the vector view's neighbours), so the chunked engines run them over the joined
+representation, as they do for vector methods. A cross-encoder (``neardup train crossencoder``) proposes
+no candidates: it reads both texts of the candidates the other views rate at least
+``crossencoder_floor`` (calibrated) and gives the rest 0, so its cost follows the close pairs only.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from neardup.candidates.buckets import unique_pairs
-from neardup.config import ConfigError, DedupConfig
+from neardup.config import VECTOR_VIEWS, VIEWS, ConfigError, DedupConfig
 from neardup.methods import register
 from neardup.methods.base import COMBINED_SCORE_GRID, Candidates, Representation, VectorMethod
 from neardup.methods.minhash import MinHash
@@ -35,8 +39,11 @@ from neardup.text.shingle import ShingleSets
 #: The view each shingle kind's hashes are tagged with (top bit), in the order they sit in a document's set.
 SHINGLE_VIEWS: tuple[str, ...] = ("word", "char")
 #: Thresholds of each view when the corpus's noise profile has not set them (clean text): those of
-#: :mod:`neardup.calibrate` at no damage, and RETSim's cosine at 0.95 (docs/multiview.md).
-DEFAULT_VIEW_THRESHOLDS: dict[str, float] = {"word": 0.45, "char": 0.80, "retsim": 0.95}
+#: :mod:`neardup.calibrate` at no damage, RETSim's cosine at 0.95 (docs/multiview.md); a bi-encoder's
+#: cosine at 0.95 and a cross-encoder's probability at 0.5 where the model's training report names none
+#: (:func:`view_default_threshold`).
+DEFAULT_VIEW_THRESHOLDS: dict[str, float] = {"word": 0.45, "char": 0.80, "retsim": 0.95, "biencoder": 0.95,
+                                             "crossencoder": 0.5}
 _TOP = np.uint64(63)
 
 
@@ -45,9 +52,54 @@ def neural_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("unisim", "onnxruntime", "faiss"))
 
 
-def default_views() -> tuple[str, ...]:
-    """The views when none are named: word and char, and retsim where the neural extra is installed."""
-    return ("word", "char", "retsim") if neural_available() else ("word", "char")
+def trained_threshold(model: str | None) -> float | None:
+    """The threshold a trained model's own validation chose (``validation_after`` in the folder's
+    ``train_report.json``, written by ``neardup train``), if it has one.
+
+    >>> trained_threshold(None) is None
+    True
+    """
+    import json
+    from pathlib import Path
+
+    if not model:
+        return None
+    report = Path(model) / "train_report.json"
+    try:
+        after = json.loads(report.read_text(encoding="utf-8")).get("validation_after") or {}
+        t = float(after["threshold"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return t if 0 < t <= 1 else None
+
+
+def view_default_threshold(view: str, config: DedupConfig) -> float:
+    """A view's threshold when none is given: a trained model's validated one (bi-encoder, cross-encoder),
+    else :data:`DEFAULT_VIEW_THRESHOLDS`."""
+    model = {"biencoder": config.embed.model, "crossencoder": config.embed.cross_model}.get(view)
+    found = trained_threshold(model)
+    return found if found is not None else DEFAULT_VIEW_THRESHOLDS[view]
+
+
+def default_views(config: DedupConfig | None = None) -> tuple[str, ...]:
+    """The views when none are named: word and char; then a bi-encoder where ``embed.model`` names a
+    sentence-transformers folder (a trained one), else retsim where the neural extra is installed; then a
+    cross-encoder where ``embed.cross_model`` names one.
+
+    >>> default_views(DedupConfig(method="multiview").replace(embed__cross_model="ce"))[-1]
+    'crossencoder'
+    """
+    from pathlib import Path
+
+    embed = config.embed if config is not None else None
+    out: tuple[str, ...] = ("word", "char")
+    if embed is not None and embed.model and Path(embed.model).is_dir():
+        out += ("biencoder",)
+    elif neural_available():
+        out += ("retsim",)
+    if embed is not None and embed.cross_model:
+        out += ("crossencoder",)
+    return out
 
 
 def calibrated(score: np.ndarray, threshold: float) -> np.ndarray:
@@ -127,31 +179,38 @@ class MultiView(VectorMethod):
     @classmethod
     def check(cls, config: DedupConfig) -> None:
         mv = config.multiview
-        views = mv.views or default_views()
+        views = mv.views or default_views(config)
+        if "crossencoder" in views and not config.embed.cross_model:
+            raise ConfigError("multiview view 'crossencoder' needs a cross-encoder: cross_model (--cross-model DIR, "
+                              "from `neardup train crossencoder`)")
         if mv.view_thresholds is not None and len(mv.view_thresholds) != len(views):
             raise ConfigError(f"multiview view_thresholds must give one threshold per view {views}, "
                               f"got {mv.view_thresholds!r}")
         if mv.coef is not None and len(mv.coef) != len(views) + 2:
             raise ConfigError(f"multiview coef must be {len(views) + 2} numbers (one per view {views}, the length "
                               f"ratio, the intercept), got {mv.coef!r}")
-        if mv.combine in ("word", "char", "retsim") and mv.combine not in views:
+        if mv.combine in VIEWS and mv.combine not in views:
             raise ConfigError(f"multiview combine {mv.combine!r} names a view that is not among the views {views}")
 
     def __init__(self, config: DedupConfig) -> None:
         super().__init__(config)
         mv = config.multiview
-        #: The views compared, as named in the config (``word``, ``char``, ``retsim``).
-        self.kinds: tuple[str, ...] = tuple(mv.views or default_views())
+        #: The views compared, as named in the config (``word``, ``char``, ``retsim``, ``biencoder``, ``crossencoder``).
+        self.kinds: tuple[str, ...] = tuple(mv.views or default_views(config))
+        #: The vector view (``retsim`` or ``biencoder``), if any.
+        self.vector_view: str | None = next((v for v in self.kinds if v in VECTOR_VIEWS), None)
+        #: The cross-encoder reads both texts of a pair.
+        self.needs_texts = "crossencoder" in self.kinds
         if "retsim" in self.kinds and not neural_available():
             raise ConfigError("multiview view 'retsim' needs the neural extra (pip install 'neardup[neural]'); "
                               "without it use views word and char (--views word,char)")
         self.view_thresholds: tuple[float, ...] = tuple(
-            mv.view_thresholds or tuple(DEFAULT_VIEW_THRESHOLDS[v] for v in self.kinds))
+            mv.view_thresholds or tuple(view_default_threshold(v, config) for v in self.kinds))
         self.combine = mv.combine
         #: Each shingle view as a MinHash method of its own shingling, LSH level, budget and threshold.
         self.shingles: dict[str, MinHash] = {}
         for view, t in zip(self.kinds, self.view_thresholds):
-            if view == "retsim":
+            if view not in SHINGLE_VIEWS:
                 continue
             char = view == "char"
             sub = config.replace(
@@ -176,16 +235,16 @@ class MultiView(VectorMethod):
                           for v in SHINGLE_VIEWS if v in self.shingles])
 
     def embed(self, texts: Sequence[str], max_chars: int, progress: bool = False) -> Embeddings | None:
-        if "retsim" not in self.kinds:
+        if self.vector_view is None:
             return None
         from neardup.represent.embeddings import embed_texts
 
-        return embed_texts(texts, "retsim", self.config.embed, max_chars, progress=progress)
+        return embed_texts(texts, self.vector_view, self.config.embed, max_chars, progress=progress)  # type: ignore[arg-type]
 
     def representation_key(self) -> tuple[Any, ...]:
         embed = self.config.embed
         return (self.name, self.config.normalize, *(s.representation_key() for s in self.shingles.values()),
-                "retsim" in self.kinds, embed.model if "retsim" in self.kinds else None)
+                self.vector_view, embed.model if self.vector_view else None)
 
     def view_representations(self, rep: Representation) -> dict[str, Representation]:
         """Each shingle view's own representation of the documents (its sets, signatures and IDF weights),
@@ -231,7 +290,9 @@ class MultiView(VectorMethod):
         parts = self.view_representations(rep)
         out = {}
         for view in self.kinds:
-            if view == "retsim":
+            if view == "crossencoder":
+                continue
+            if view == self.vector_view:
                 from neardup.candidates.vectors import knn_pairs
 
                 assert rep.vectors is not None
@@ -251,17 +312,44 @@ class MultiView(VectorMethod):
         return Candidates(left, right, {"candidates_by_view": {v: int(lr[0].size) for v, lr in found.items()}})
 
     def view_scores(self, rep: Representation, left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
-        """Every pair's score in every view: the shingle views' verify score, RETSim's cosine."""
+        """Every pair's score in every view: the shingle views' verify score, the vector view's cosine, the
+        cross-encoder's probability (0 for pairs the other views rate below ``crossencoder_floor``)."""
         parts = self.view_representations(rep)
         out = {}
         for view in self.kinds:
-            if view == "retsim":
+            if view == self.vector_view:
                 from neardup.verify.cosine import cosine_scores
 
                 assert rep.vectors is not None
                 out[view] = np.asarray(cosine_scores(rep.vectors.docs, left, right), dtype=np.float64)
-            else:
+            elif view in self.shingles:
                 out[view] = np.asarray(self.shingles[view].score(parts[view], left, right), dtype=np.float64)
+        if "crossencoder" in self.kinds:
+            out["crossencoder"] = self.crossencoder_scores(rep, left, right, out)
+        return out
+
+    def crossencoder_scores(self, rep: Representation, left: np.ndarray, right: np.ndarray,
+                            scores: dict[str, np.ndarray]) -> np.ndarray:
+        """The cross-encoder's probability of the close pairs, 0 for the rest. Close: a shingle view's
+        calibrated score reaches ``crossencoder_floor`` (0.25: half its threshold), or the vector view's
+        cosine reaches its threshold (cosines of unrelated news crowd just below it: a lower floor would
+        send most neighbours to the cross-encoder)."""
+        from neardup.verify.crossencoder import rerank_scores
+
+        if rep.texts is None:
+            raise ConfigError("multiview view 'crossencoder' reads the texts of each pair, and this representation "
+                              "was made without them")
+        thresholds = dict(zip(self.kinds, self.view_thresholds))
+        close = np.zeros(left.size, dtype=bool)
+        for view, s in scores.items():
+            if view in self.shingles:
+                close |= calibrated(s, thresholds[view]) >= self.config.multiview.crossencoder_floor
+            elif view == self.vector_view:
+                close |= s >= thresholds[view] - 1e-12
+        out = np.zeros(left.size, dtype=np.float64)
+        at = np.flatnonzero(close)
+        if at.size:
+            out[at] = rerank_scores(rep.texts, left[at], right[at], self.config.embed.cross_model)
         return out
 
     def features(self, rep: Representation, left: np.ndarray, right: np.ndarray,
@@ -309,11 +397,13 @@ class MultiView(VectorMethod):
 
     def view_names(self) -> list[str]:
         """What each view compares, as a pair's evidence names it ("word 4-grams", "char 5-grams", "retsim")."""
-        return [self.shingles[v].view() if v in self.shingles else v for v in self.kinds]
+        return [self.shingles[v].view() if v in self.shingles else "cross-encoder" if v == "crossencoder" else v
+                for v in self.kinds]
 
     def views(self, rep: Representation, left: np.ndarray, right: np.ndarray,
               scores: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        """Every view and each pair's score in it (the shingle views' verify score, RETSim's cosine)."""
+        """Every view and each pair's score in it (the shingle views' verify score, the vector view's cosine,
+        the cross-encoder's probability)."""
         found = self.view_scores(rep, left, right)
         return [(name, found[v]) for name, v in zip(self.view_names(), self.kinds)]
 

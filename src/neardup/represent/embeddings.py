@@ -7,6 +7,8 @@ is built for noise). Empty texts get a zero vector and no chunks: they never mat
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -52,11 +54,51 @@ def encoder_for(kind: EncoderKind, embed: EmbedConfig):  # type: ignore[no-untyp
     return _retsim(embed.model, embed.batch_size)
 
 
+#: Embeddings of recent small corpora, by (encoder, model, settings, texts): tuning and benchmarks embed
+#: one validation or test set under several methods (bi-encoder, rerank, multiview), which then share them.
+_CACHE: OrderedDict[tuple[object, ...], Embeddings] = OrderedDict()
+_CACHE_ENTRIES = 16
+#: Only corpora up to this many documents are remembered (bounded memory).
+CACHE_MAX_DOCS = 20_000
+
+
+def _cache_key(texts: Sequence[str], kind: str, embed: EmbedConfig, max_chars: int, chunks: bool) -> tuple[object, ...]:
+    h = hashlib.blake2b(digest_size=16)
+    for t in texts:
+        h.update(t[:max_chars].encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    model = embed.model
+    if model is not None:
+        import os
+
+        model = os.path.realpath(model)
+    return (kind, model, embed.batch_size if kind == "retsim" else None, max_chars, chunks, len(texts), h.hexdigest())
+
+
 def embed_texts(texts: Sequence[str], kind: EncoderKind, embed: EmbedConfig, max_chars: int, chunks: bool = False,
                 progress: bool = False) -> Embeddings:
     """Embed every text (its first ``max_chars`` characters); with ``chunks`` also each 512-character
     chunk (RETSim), a document's vector being then the normalised sum of its chunk vectors, as RETSim's own.
+    Corpora of up to :data:`CACHE_MAX_DOCS` documents are remembered (the last few), so a set embedded
+    again with the same encoder and settings is not re-encoded.
     """
+    key = _cache_key(texts, kind, embed, max_chars, chunks) if len(texts) <= CACHE_MAX_DOCS else None
+    if key is not None and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    out = _embed(texts, kind, embed, max_chars, chunks, progress)
+    if key is not None:
+        for a in (out.docs, out.chunks, out.offsets):  # shared from now on: nobody may change them in place
+            if a is not None:
+                a.flags.writeable = False
+        _CACHE[key] = out
+        while len(_CACHE) > _CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return out
+
+
+def _embed(texts: Sequence[str], kind: EncoderKind, embed: EmbedConfig, max_chars: int, chunks: bool,
+           progress: bool) -> Embeddings:
     clipped = [t[:max_chars] for t in texts]
     empty = np.fromiter((not t.strip() for t in clipped), dtype=bool, count=len(clipped))
     enc = encoder_for(kind, embed)

@@ -28,7 +28,7 @@ from neardup.train.loop import TrainError, latest_checkpoint
 from neardup.train.mining import MINERS, mine_hard_negatives
 from neardup.train.neighbours import NEIGHBOUR_BAND, NEIGHBOUR_MAX
 from neardup.train.pairs import HARD_FRACTION, PairSet
-from neardup.train.sources import load_training_set
+from neardup.train.sources import load_labelled_sets, load_training_set
 from neardup.train.synthetic import SyntheticConfig
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
@@ -39,9 +39,11 @@ REPORT_FILE = "train_report.json"
 class TrainConfig:
     """Everything one ``neardup train`` run needs (see ``neardup train biencoder --help``)."""
 
-    data: str
+    data: str | tuple[str, ...]  # several: labelled files (days) trained on together
     out: str
     synthetic: bool = False
+    val_data: tuple[str, ...] | None = None  # labelled files validated on (instead of a split of data)
+    copies: int = 0  # labelled data: generator-made noisy copies of every document, in its cluster
     docs: str | None = None
     text_field: str = "text"
     id_field: str = "id"
@@ -93,6 +95,17 @@ class TrainConfig:
             if not cond:
                 raise ConfigError(msg)
 
+        if isinstance(self.data, (list, tuple)):
+            self.data = tuple(str(d) for d in self.data)
+            check(len(self.data) >= 1, "--data: give at least one file")
+            if len(self.data) == 1:  # one file: the same settings (and fingerprint) as before several existed
+                self.data = self.data[0]
+        if self.val_data is not None:
+            self.val_data = tuple(str(d) for d in ([self.val_data] if isinstance(self.val_data, str) else self.val_data))
+        check(not (self.synthetic and isinstance(self.data, tuple)), "--synthetic reads one --data file")
+        check(not (self.synthetic and (self.val_data or self.copies)),
+              "--val-data and --noisy-copies apply to labelled data, not --synthetic (which makes its own copies)")
+        check(isinstance(self.copies, int) and 0 <= self.copies <= 10, f"--noisy-copies must be in 0..10, got {self.copies!r}")
         check(self.loss in LOSSES, f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         check(self.mine is None or self.mine in MINERS, f"--mine must be one of {', '.join(MINERS)}, got {self.mine!r}")
         check(self.batch_size >= 2, f"--batch-size must be >= 2, got {self.batch_size}")
@@ -137,6 +150,10 @@ class TrainConfig:
             skip |= {"neighbours", "neighbour_band", "neighbour_max"}
         if self.hard_kinds is None:  # likewise
             skip.add("hard_kinds")
+        if self.val_data is None:
+            skip.add("val_data")
+        if not self.copies:
+            skip.add("copies")
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
         if d.get("mine") is None:  # the trainer's default; the mined pairs themselves are hashed with the arrays
             d["mine"] = "minhash"
@@ -162,16 +179,30 @@ class Timer:
 
 
 def prepare_data(cfg: TrainConfig, say: Callable[[str], None]) -> tuple[TrainingSet, TrainingSet]:
-    """Load the training set and split it by cluster; refuses splits without positives."""
-    ts = load_training_set(cfg.data, synthetic=cfg.synthetic, docs=cfg.docs, text_field=cfg.text_field,
-                           id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
-                           exclude=cfg.exclude, log=say, neighbours=cfg.neighbours,
-                           neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max,
-                           synthetic_config=cfg.synthetic_config())
-    train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
+    """Load the training set and split it by cluster (or read the validation files); refuses a training
+    set without positives."""
+    if cfg.synthetic:
+        assert isinstance(cfg.data, str)
+        ts = load_training_set(cfg.data, synthetic=True, docs=cfg.docs, text_field=cfg.text_field,
+                               id_field=cfg.id_field, max_sources=cfg.max_sources, seed=cfg.seed,
+                               exclude=cfg.exclude, log=say, neighbours=cfg.neighbours,
+                               neighbour_band=tuple(cfg.neighbour_band), neighbour_max=cfg.neighbour_max,
+                               synthetic_config=cfg.synthetic_config())
+    else:
+        paths = [cfg.data] if isinstance(cfg.data, str) else list(cfg.data)
+        ts = load_labelled_sets(paths, copies=cfg.copies, seed=cfg.seed, tag="train", docs=cfg.docs,
+                                text_field=cfg.text_field, id_field=cfg.id_field, exclude=cfg.exclude, log=say)
+    if cfg.val_data:
+        train = ts
+        val = load_labelled_sets(list(cfg.val_data), copies=cfg.copies, seed=cfg.seed, tag="validation",
+                                 text_field=cfg.text_field, id_field=cfg.id_field, log=say)
+        where = "validation files " + ", ".join(cfg.val_data)
+    else:
+        train, val = split_by_cluster(ts, cfg.val_fraction, cfg.seed)
+        where = "split by cluster"
     st, sv = train.stats(), val.stats()
     say(f"data: {st['n_docs']} train docs ({st['n_duplicate_clusters']} duplicate clusters), "
-        f"{sv['n_docs']} validation docs ({sv['n_duplicate_clusters']} duplicate clusters), split by cluster")
+        f"{sv['n_docs']} validation docs ({sv['n_duplicate_clusters']} duplicate clusters), {where}")
     if st["n_duplicate_clusters"] == 0:
         raise TrainError("the training split has no duplicate cluster: nothing to learn from "
                          "(use --synthetic for unlabelled text)")
@@ -311,13 +342,17 @@ def supcon_batches(train: TrainingSet, pairs: PairSet, batch_size: int, epochs: 
 def atomic_save(save: Callable[[str], None], out: str | os.PathLike[str]) -> None:
     """Save a model folder into ``out`` without leaving it half-written: save into a temporary folder
     inside ``out``, then move each entry into place (``modules.json`` and ``config.json`` last, which is
-    what loaders look for first)."""
+    what loaders look for first). transformers' "Writing model shards" bar is kept off stderr, as its
+    loading bars are (:func:`neardup.represent.transformer.quiet_loading`)."""
+    from neardup.represent.transformer import quiet_loading
+
     dest = Path(out)
     dest.mkdir(parents=True, exist_ok=True)
     tmp = dest / f".saving-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    save(str(tmp))
+    with quiet_loading():
+        save(str(tmp))
     entries = sorted(tmp.iterdir(), key=lambda p: p.name in ("modules.json", "config.json"))
     for src in entries:
         target = dest / src.name

@@ -7,6 +7,12 @@ must not read files (see :mod:`neardup.train.sources`), make pairs or train mode
   (clusters = connected components of the positive pairs, the negative pairs are kept as hard negatives).
 * **Generated.** :func:`from_records`: the clusters of :func:`neardup.train.synthetic.make_clusters`, whose
   hard negatives become explicit negatives of every member of their source's cluster.
+* **Several files.** :func:`concat` joins sets (labelled days, say); cluster and group names are
+  prefixed by each set's position so two files never share a cluster.
+* **Noisy copies.** :func:`with_noisy_copies` adds generator-made copies of every document to its own
+  cluster (OCR, aggregator, typo and spam noise, :data:`~neardup.train.synthetic.TRAIN_PRESET_MIX`); a
+  copy inherits its original's explicit negatives, so a model sees noise on real duplicates and on real
+  template siblings alike.
 * **Split.** :func:`split_by_cluster` moves whole *groups* (a cluster with its generated hard
   negatives) to validation, never single pairs: no document is on both sides. Labelled negative pairs
   that would cross the split are dropped.
@@ -26,7 +32,7 @@ from neardup.eval.evaluate import LabelledData
 from neardup.io.read import Corpus
 from neardup.synth import derive_seed
 
-__all__ = ["TrainingSet", "from_labelled", "from_records", "split_by_cluster"]
+__all__ = ["TrainingSet", "concat", "from_labelled", "from_records", "split_by_cluster", "with_noisy_copies"]
 
 
 @dataclass
@@ -114,6 +120,86 @@ def from_labelled(data: LabelledData) -> TrainingSet:
     info = {"n_negative_pairs_inside_a_cluster_dropped": len(same)} if same else {}
     negs = [(a, b) for a, b in neg if (a, b) not in same]
     return TrainingSet(list(corpus.ids), list(corpus.texts), clusters, list(clusters), negs, corpus.source, info)
+
+
+def concat(sets: Sequence[TrainingSet]) -> TrainingSet:
+    """One set holding every set's documents; cluster and group names get the set's position as a prefix
+    (two labelled days never share a cluster), explicit negatives are re-indexed, ``info`` keeps each
+    set's under ``parts``.
+
+    >>> a = TrainingSet(["x", "y"], ["t", "t"], ["c", "c"], ["c", "c"], negatives=[(0, 1)])
+    >>> b = TrainingSet(["z"], ["u"], ["c"], ["c"])
+    >>> m = concat([a, b]); m.clusters, m.negatives
+    (['0/c', '0/c', '1/c'], [(0, 1)])
+    """
+    if len(sets) == 1:
+        return sets[0]
+    ids: list[str] = []
+    texts: list[str] = []
+    clusters: list[str] = []
+    groups: list[str] = []
+    negs: list[tuple[int, int]] = []
+    nbs: list[tuple[int, int]] = []
+    for k, ts in enumerate(sets):
+        base = len(ids)
+        ids += ts.ids
+        texts += ts.texts
+        clusters += [f"{k}/{c}" for c in ts.clusters]
+        groups += [f"{k}/{g}" for g in ts.groups]
+        negs += [(a + base, b + base) for a, b in ts.negatives]
+        nbs += [(a + base, b + base) for a, b in ts.neighbour_negatives]
+    info: dict[str, Any] = {"parts": [{"source": ts.source, **ts.info} for ts in sets]}
+    kinds: dict[str, int] = defaultdict(int)
+    for ts in sets:
+        for kind, n in ts.info.get("negative_kinds", {}).items():
+            kinds[kind] += n
+    if kinds:
+        info["negative_kinds"] = dict(sorted(kinds.items()))
+    return TrainingSet(ids, texts, clusters, groups, negs, " + ".join(ts.source for ts in sets), info, nbs)
+
+
+def with_noisy_copies(ts: TrainingSet, copies: int, seed: int = 0, tag: str = "copies",
+                      presets: Sequence[tuple[str, float]] | None = None) -> TrainingSet:
+    """``ts`` plus ``copies`` noisy copies of every document (ids ``<id>~n1``, ...), each in its original's
+    cluster and group, each copy drawing one preset of ``presets`` (default: the training mix). Every
+    explicit negative ``(a, b)`` gains ``(copy of a, b)`` and ``(a, copy of b)``: a noisy template sibling is
+    still not a duplicate. ``info["noisy_copies"]`` counts the copies by preset.
+
+    >>> ts = TrainingSet(["a", "b"], ["The cat sat on the mat in London at 5 pm.", "A dog ran home."],
+    ...                  ["x", "y"], ["x", "y"], negatives=[(0, 1)])
+    >>> out = with_noisy_copies(ts, 1); out.ids, out.clusters, sorted(out.negatives)
+    (['a', 'b', 'a~n1', 'b~n1'], ['x', 'y', 'x', 'y'], [(0, 1), (0, 3), (2, 1)])
+    """
+    if copies < 0:
+        raise ValueError(f"copies must be >= 0, got {copies!r}")
+    if copies == 0:
+        return ts
+    from neardup.synth import apply_noise
+    from neardup.train.synthetic import TRAIN_PRESET_MIX
+
+    mix = list(presets or TRAIN_PRESET_MIX)
+    names = [p for p, _ in mix]
+    weights = [w for _, w in mix]
+    rng = random.Random(derive_seed(seed, "noisy-copies", tag))
+    n = len(ts)
+    ids, texts, clusters, groups = list(ts.ids), list(ts.texts), list(ts.clusters), list(ts.groups)
+    made: dict[int, list[int]] = defaultdict(list)
+    used: dict[str, int] = defaultdict(int)
+    for j in range(1, copies + 1):
+        for i in range(n):
+            preset = rng.choices(names, weights)[0]
+            cid = f"{ts.ids[i]}~n{j}"
+            made[i].append(len(ids))
+            ids.append(cid)
+            texts.append(apply_noise(ts.texts[i], preset, seed, doc_id=f"{tag}/{cid}").text)
+            clusters.append(ts.clusters[i])
+            groups.append(ts.groups[i])
+            used[preset] += 1
+    negs = list(ts.negatives)
+    for a, b in ts.negatives:
+        negs += [(c, b) for c in made[a]] + [(a, c) for c in made[b]]
+    info = {**ts.info, "noisy_copies": {"per_document": copies, "by_preset": dict(sorted(used.items()))}}
+    return TrainingSet(ids, texts, clusters, groups, negs, ts.source, info, list(ts.neighbour_negatives))
 
 
 def from_records(records: Sequence[dict[str, Any]], source: str = "<synthetic>",

@@ -5,8 +5,10 @@ collapsing their real duplicates, keeping excluded documents out, drawing real n
 make pairs, mine negatives or train models.
 
 * **Labelled.** A cluster-labelled file (``cluster`` field, null = singleton) or a labelled-pair file
-  (``a, b, label``), both read by :func:`neardup.eval.evaluate.load_labelled`, then
-  :func:`~neardup.train.dataset.from_labelled`.
+  (``a, b, label``, an optional ``reason`` naming the kind of each pair), both read by
+  :func:`neardup.eval.evaluate.load_labelled`, then :func:`~neardup.train.dataset.from_labelled`; the
+  negatives' kinds are counted in ``info["negative_kinds"]``. :func:`load_labelled_sets` reads several
+  (labelled days) into one set, each with ``copies`` generator-made noisy copies of every document.
 * **Synthetic** (``synthetic=True``). Any document file whose texts become clusters of noisy copies and
   hard negatives (:mod:`neardup.train.synthetic`); sources that duplicate each other are collapsed first
   (:func:`~neardup.eval.benchsets.dedup_sources`).
@@ -31,7 +33,7 @@ from neardup.synth import derive_seed
 from neardup.train.dataset import TrainingSet, from_labelled, from_records
 from neardup.train.neighbours import NEIGHBOUR_BAND, NEIGHBOUR_MAX, NeighbourGraph, real_neighbours
 
-__all__ = ["NEIGHBOUR_POOL", "load_training_set"]
+__all__ = ["NEIGHBOUR_POOL", "load_labelled_sets", "load_training_set", "negative_kinds"]
 
 #: Texts (the first of the seeded shuffle) searched for real neighbours; bounds the cost on big files.
 NEIGHBOUR_POOL = 100_000
@@ -78,6 +80,10 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
     if not synthetic:
         data = load_labelled(path, docs=docs, text_field=text_field, id_field=id_field)
         ts = from_labelled(data)
+        if data.pairs is not None:
+            kinds = negative_kinds(path)
+            if kinds:
+                ts.info["negative_kinds"] = kinds
         if exclude:
             keep = _not_excluded(ts.ids, ts.texts, exclude, text_field, id_field, say)
             ts = ts.subset(keep)
@@ -145,6 +151,48 @@ def load_training_set(path: str | os.PathLike[str], synthetic: bool = False, doc
         say(f"neighbours: {len(pairs)} real neighbour pairs among the {len(kept)} sources, in "
             f"{ts.info['n_neighbour_groups']} split groups; {len(ts.neighbour_negatives)} explicit negatives")
     return ts
+
+
+def negative_kinds(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Negative pairs of a labelled-pair file counted by their ``reason`` (empty when the file names none).
+
+    >>> import json, tempfile; from pathlib import Path; p = Path(tempfile.mkdtemp()) / "pairs.jsonl"
+    >>> _ = p.write_text("".join(json.dumps(r) + "\\n" for r in [{"a": 1, "b": 2, "label": 0, "reason": "template"},
+    ...                                                      {"a": 1, "b": 3, "label": 1, "reason": "resend"}]))
+    >>> negative_kinds(p)
+    {'template': 1}
+    """
+    from neardup.io.read import iter_jsonl, pair_label
+
+    out: dict[str, int] = defaultdict(int)
+    for lineno, rec in iter_jsonl(path):
+        if "reason" in rec and not pair_label(rec.get("label"), path, lineno):
+            out[str(rec["reason"])] += 1
+    return dict(sorted(out.items()))
+
+
+def load_labelled_sets(paths: Sequence[str | os.PathLike[str]], copies: int = 0, seed: int = 0, tag: str = "train",
+                       docs: str | None = None, text_field: str = "text", id_field: str = "id",
+                       exclude: Sequence[str] = (), log: Callable[[str], None] | None = None) -> TrainingSet:
+    """Several labelled files (days, say) as one :class:`TrainingSet` (:func:`~neardup.train.dataset.concat`),
+    each document with ``copies`` generator-made noisy copies in its cluster
+    (:func:`~neardup.train.dataset.with_noisy_copies`, seeded by ``seed`` and ``tag``: training and
+    validation copies differ). ``docs`` applies to a single pair file only (else each file's
+    ``docs.jsonl`` beside it)."""
+    from neardup.train.dataset import concat, with_noisy_copies
+
+    say = log or (lambda _m: None)
+    if docs is not None and len(paths) > 1:
+        raise ValueError("docs= names the documents of one pair file; with several, each reads docs.jsonl beside it")
+    parts = []
+    for k, path in enumerate(paths):
+        ts = load_training_set(path, docs=docs, text_field=text_field, id_field=id_field, exclude=exclude, log=say)
+        ts = with_noisy_copies(ts, copies, seed=seed, tag=f"{tag}/{k}")
+        st = ts.stats()
+        say(f"labelled: {path}: {st['n_docs']} documents ({st['n_duplicate_clusters']} duplicate clusters, "
+            f"{st['n_explicit_negatives']} labelled negatives{' with their noisy copies' if copies else ''})")
+        parts.append(ts)
+    return concat(parts)
 
 
 def _neighbour_graph(corpus: Corpus, positions: Sequence[int], band: tuple[float, float], exclude: Sequence[str],
