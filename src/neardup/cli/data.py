@@ -19,7 +19,6 @@ from neardup.cli.options import (
     read_config,
     with_options,
 )
-from neardup.config import ConfigError
 
 
 @with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
@@ -36,7 +35,7 @@ def embed(
     def go() -> None:
         import numpy as np
 
-        from neardup.config import EmbedConfig
+        from neardup.config import ConfigError, EmbedConfig
         from neardup.io.read import read_corpus
         from neardup.io.write import atomic_path, check_outputs
         from neardup.represent.embeddings import embed_texts
@@ -75,6 +74,7 @@ def noise(
     """Write one realistic noisy copy of each input document (OCR, typos, abridgement, spam tricks ...)."""
 
     def go() -> None:
+        from neardup.config import ConfigError
         from neardup.io.write import check_outputs
         from neardup.synth import list_presets, noise_file
 

@@ -22,7 +22,6 @@ from neardup.cli.options import (
     dedup_config,
     with_options,
 )
-from neardup.config import ConfigError
 
 # The candidate rule and the threshold are searched, always: not options of `tune`. (The other method options
 # fix what they name: the method, the shingle unit or size, the pair score, the clustering.)
@@ -76,7 +75,7 @@ def tune(
     """
 
     def go() -> None:
-        from neardup.config import parse_duration
+        from neardup.config import ConfigError, parse_duration
         from neardup.eval.evaluate import pool
         from neardup.eval.loaders import load_any as load_labelled
         from neardup.eval.search import SearchSpace, tune_config

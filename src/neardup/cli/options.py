@@ -16,11 +16,12 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from neardup.config import ConfigError, DedupConfig, EngineConfig, ReadConfig
+if TYPE_CHECKING:
+    from neardup.config import DedupConfig, EngineConfig, ReadConfig
 
 #: The default of an option that must be given.
 REQUIRED: Any = inspect.Parameter.empty
@@ -120,6 +121,8 @@ def hybrid_rule(coef: str | None, weight: float | None) -> dict[str, Any]:
     >>> hybrid_rule(None, 1.0)
     {'embed__hybrid_rule': 'linear', 'embed__hybrid_weight': 1.0}
     """
+    from neardup.config import ConfigError
+
     if coef is not None and weight is not None:
         raise ConfigError("--hybrid-coef (the learned rule) and --hybrid-weight (the linear rule) exclude each other")
     if weight is not None:
@@ -139,6 +142,8 @@ def multiview_options(views: str | None, coef: str | None) -> dict[str, Any]:
     >>> multiview_options("word, char", "1,2,0.5,-3")
     {'multiview__views': ('word', 'char'), 'multiview__combine': 'logistic', 'multiview__coef': (1.0, 2.0, 0.5, -3.0)}
     """
+    from neardup.config import ConfigError
+
     out: dict[str, Any] = {}
     if views is not None:
         out["multiview__views"] = tuple(v.strip() for v in views.split(",") if v.strip())
@@ -174,11 +179,15 @@ def dedup_config(values: dict[str, Any]) -> DedupConfig:
 
 def read_config(values: dict[str, Any]) -> ReadConfig:
     """The :class:`ReadConfig` the read options describe."""
+    from neardup.config import ReadConfig
+
     return ReadConfig().replace(**{k: v for k, v in values.items() if v is not None})
 
 
 def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:
     """The :class:`EngineConfig` the engine options describe."""
+    from neardup.config import EngineConfig
+
     given = {k: v for k, v in values.items() if v is not None}
     if "work_dir" in given:
         given["work_dir"] = str(given["work_dir"])

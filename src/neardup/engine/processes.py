@@ -6,17 +6,19 @@ process that started them; must not decide what they run.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import select
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
+def process_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecutor:
     """Worker processes for CPU-bound work, started by a fork server: never a plain fork of this
     process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
     deadlock it. As with any ``multiprocessing`` use, a script that calls it (or the chunked engine)
@@ -25,9 +27,20 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     Each worker ignores Ctrl-C (this process decides what an interrupt stops) and exits as soon as
     this process is gone, even killed (:func:`exit_with_parent`): the fork server and the workers
     otherwise keep each other alive, and a worker would go on computing for nobody.
+
+    ``preload``: modules each worker imports before it takes its first task (those its tasks need), so
+    that a worker started late in a small run does not take a task from a warm one and spend its time
+    importing them.
     """
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=exit_with_parent, initargs=(os.getpid(),))
+                               initializer=start_worker, initargs=(os.getpid(), tuple(preload)))
+
+
+def start_worker(parent: int, preload: Sequence[str] = ()) -> None:
+    """In a worker, before its first task: :func:`exit_with_parent`, then import the modules ``preload``."""
+    exit_with_parent(parent)
+    for name in preload:
+        importlib.import_module(name)
 
 
 def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
@@ -101,9 +114,9 @@ class InlineExecutor:
         return None
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor | InlineExecutor:
+def worker_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecutor | InlineExecutor:
     """``workers`` worker processes (:func:`process_pool`); one worker runs inline."""
-    return InlineExecutor() if workers <= 1 else process_pool(workers)
+    return InlineExecutor() if workers <= 1 else process_pool(workers, preload)
 
 
 def resident_bytes(pid: int) -> int:
@@ -122,5 +135,5 @@ def pool_resident_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> in
     return sum(resident_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["InlineExecutor", "exit_with_parent", "pool_resident_bytes", "process_pool", "resident_bytes", "stop_pool",
-           "worker_pool"]
+__all__ = ["InlineExecutor", "exit_with_parent", "pool_resident_bytes", "process_pool", "resident_bytes",
+           "start_worker", "stop_pool", "worker_pool"]

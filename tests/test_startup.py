@@ -1,0 +1,99 @@
+"""The command line starts light: ``import neardup``, ``neardup --help`` and every ``neardup COMMAND --help``
+import neither NumPy nor PyArrow (nor the other libraries only a run needs), while every public name of the
+package still resolves. Checked in fresh interpreters (no timings: what is imported, not how long it takes)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import neardup
+
+#: Libraries only a run needs: none may be imported to start the command line or print its help.
+HEAVY = ("numpy", "pyarrow", "pandas", "igraph", "leidenalg", "xxhash", "tqdm", "rensa", "fsspec", "torch",
+         "onnxruntime", "sentence_transformers", "faiss", "usearch", "ray")
+
+
+def _python(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` importing the same neardup as this test process."""
+    src = str(Path(neardup.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _loaded(code: str) -> list[str]:
+    """The modules loaded after running ``code`` in a fresh interpreter."""
+    proc = _python("-c", code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+def test_import_neardup_loads_only_the_package_module():
+    modules = _loaded("import neardup; neardup.__version__, neardup.__all__, dir(neardup)")
+    assert [m for m in modules if m.startswith("neardup")] == ["neardup"]
+    assert _heavy(modules) == []
+    assert "typer" not in modules and "rich" not in modules
+
+
+def test_python_m_neardup_help_imports_no_heavy_library():
+    proc = _python("-X", "importtime", "-m", "neardup", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage" in proc.stdout and "dedup" in proc.stdout
+    imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:") and not line.rstrip().endswith("imported package")]
+    assert "neardup.cli" in imported
+    assert _heavy(imported) == []
+
+
+def test_every_command_help_imports_no_heavy_library():
+    """``--help`` of every command and sub-command (found by walking the command tree), and ``--version``."""
+    code = """
+import typer.main
+from typer.testing import CliRunner
+
+from neardup.cli import app
+
+runner = CliRunner()
+paths, todo = [], [((), typer.main.get_command(app))]
+while todo:
+    path, cmd = todo.pop()
+    paths.append(path)
+    todo += [((*path, name), sub) for name, sub in getattr(cmd, "commands", {}).items()]
+for args in [*([*path, "--help"] for path in paths), ["--version"]]:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0 and res.output, (args, res.output)
+assert len(paths) > 15, paths
+"""
+    modules = _loaded(code)
+    assert "neardup.cli.dedup" in modules and "neardup.cli.train" in modules
+    assert _heavy(modules) == []
+
+
+def test_every_public_name_still_resolves():
+    names = _loaded("import neardup\nfor n in neardup.__all__: getattr(neardup, n)")
+    assert "neardup.api" in names and "neardup.config" in names
+    namespace: dict[str, object] = {}
+    exec("from neardup import *", namespace)
+    assert set(neardup.__all__) <= set(namespace)
+    api, config, read, results = map(importlib.import_module, ("neardup.api", "neardup.config", "neardup.io.read",
+                                                               "neardup.results"))
+    assert neardup.dedup is api.dedup and neardup.match is api.match
+    assert neardup.DedupConfig is config.DedupConfig and neardup.ConfigError is config.ConfigError
+    assert neardup.read_corpus is read.read_corpus and neardup.DedupResult is results.DedupResult
+    assert set(neardup.__all__) <= set(dir(neardup)) and "__version__" in dir(neardup)
+    assert isinstance(neardup.__version__, str)
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no_such_name"):
+        neardup.no_such_name  # noqa: B018
