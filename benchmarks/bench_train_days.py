@@ -110,15 +110,17 @@ HASHING = ("word 4-grams", "char 5-grams")
 
 
 def condition(day: str, cond: str) -> Any:
-    """The day's labelled data, clean or made noisy by ``cond`` (bench_defaults' noise, nlpaug included)."""
+    """The day's labelled pairs, its texts clean or made noisy by ``cond`` (bench_defaults' noise: this
+    repository's generator, or nlpaug)."""
     from bench_defaults import noisy
 
-    from neardup.eval.evaluate import load_labelled
+    from neardup.eval.evaluate import LabelledData, load_labelled
+    from neardup.io.read import Corpus
 
     data = load_labelled(day_path(day))
-    out = data if cond == "clean" else noisy(data, cond)
-    out.name = f"{day}/{cond}"
-    return out
+    texts = data.corpus.texts if cond == "clean" else noisy(data, cond).corpus.texts
+    corpus = Corpus(ids=list(data.corpus.ids), texts=list(texts), source=f"{day}/{cond}")
+    return LabelledData(corpus=corpus, pairs=data.pairs, name=f"{day}/{cond}")
 
 
 def evaluate(args: argparse.Namespace, folds: list[tuple[str, str, str]], trained: dict[str, Any]) -> None:

@@ -105,7 +105,10 @@ def test_biencoder_trains_on_one_day_and_validates_on_another(tmp_path, days, ti
     assert report["data"]["train"]["n_docs"] == 2 * len(load_labelled_sets([days[0]]))
     assert report["data"]["negative_kinds"] == {"template": 11, "unrelated": 1}
     assert report["validation_after"]["ari"] is not None
-    assert TransformerEncoder(out).encode(["a story"]).shape == (1, 32)
+    encoder = TransformerEncoder(out)
+    assert encoder.encode(["a story"]).shape == (1, 32)
+    # the pipeline reads texts as the model was trained (64 tokens here), unless told otherwise
+    assert encoder.model.max_seq_length == 64 and TransformerEncoder(out, max_tokens=100).model.max_seq_length == 100
     bad = CliRunner().invoke(train_app, ["biencoder", "--data", str(days[0]), "--val-data", str(tmp_path / "nope.jsonl"),
                                          "--out", str(out)])
     assert bad.exit_code == 2 and "--val-data" in bad.output

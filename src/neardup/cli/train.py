@@ -46,7 +46,7 @@ TRAIN_OPTIONS: tuple[Option, ...] = (
     option("exclude", Optional[list[Path]], ("--exclude",), "Drop training documents that are in, or near-duplicates of, this file (e.g. a test set). Repeatable."),
     option("seed", int, ("--seed",), "Seed of sampling, splits, pairs and batch order.", default=0),
     option("no_eval", bool, ("--no-eval",), "Skip the validation evaluation before and after training.", default=False),
-    option("eval_max_tokens", int, ("--eval-max-tokens",), "Tokens per text when evaluating (the pipeline uses 512).", default=512),
+    option("eval_max_tokens", Optional[int], ("--eval-max-tokens",), "Tokens per text when evaluating (default: a bi-encoder's --max-seq-length, as the pipeline applies a model trained here; the candidate bi-encoder's for a cross-encoder; 512 for others)."),
     option("threads", Optional[int], ("--threads",), "torch CPU threads (default: torch's choice)."),
     option("docs", Optional[Path], ("--docs",), "Documents for a pair-labelled --data file (default: docs.jsonl beside it)."),
     option("text_field", str, ("--text-field",), "Field holding the text.", default="text"),

@@ -138,7 +138,8 @@ def validate(model: Any, val: TrainingSet, cfg: TrainConfig) -> dict[str, Any]:
     from neardup.train.evaluate import encode_texts, tune_biencoder
 
     data = val.labelled("validation")
-    emb = encode_texts(model, data.corpus.texts, max_tokens=cfg.eval_max_tokens, progress=False)
+    emb = encode_texts(model, data.corpus.texts, max_tokens=cfg.eval_max_tokens or cfg.max_seq_length,
+                       progress=False)
     return tune_biencoder(data, emb, k=cfg.eval_k)["validation"]
 
 

@@ -77,7 +77,7 @@ class TrainConfig:
     exclude: tuple[str, ...] = ()
     seed: int = 0
     evaluate: bool = True
-    eval_max_tokens: int = 512
+    eval_max_tokens: int | None = None  # None: max_seq_length (a bi-encoder is applied as it was trained)
     eval_k: int = 100
     candidates: str | None = None
     rerank_k: int = 20

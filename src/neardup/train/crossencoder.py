@@ -66,7 +66,10 @@ def _validation_candidates(cfg: TrainConfig, val: TrainingSet, say: Callable[[st
 
     data = val.labelled("validation")
     bi = load_sentence_transformer(cfg.candidates)
-    emb = encode_texts(bi, data.corpus.texts, max_tokens=cfg.eval_max_tokens)
+    from neardup.represent.transformer import DEFAULT_MAX_TOKENS, trained_max_tokens
+
+    tokens = cfg.eval_max_tokens or trained_max_tokens(cfg.candidates) or DEFAULT_MAX_TOKENS
+    emb = encode_texts(bi, data.corpus.texts, max_tokens=tokens)
     del bi
     before = tune_biencoder(data, emb, k=cfg.eval_k)["validation"]
     floor = cfg.rerank_floor if cfg.rerank_floor is not None else floor_for_recall(data, emb, 0.98, k=cfg.rerank_k)
