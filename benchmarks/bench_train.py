@@ -138,6 +138,26 @@ def embeddings(tag: str, model_path: str | None, data: LabelledData, work: Path,
     return emb
 
 
+def train_models(cfgs: dict[str, TrainConfig], reuse: bool, tag: str = "") -> dict[str, Any]:
+    """Train each model (``biencoder`` / ``crossencoder``: its config), in order; with ``reuse``, a folder
+    whose report is complete is re-used. Exits when a run was interrupted (its checkpoint stays)."""
+    import neardup.train as T
+
+    reports: dict[str, Any] = {}
+    for name, cfg in cfgs.items():
+        prev = read_report(cfg.out)
+        if reuse and prev and prev.get("complete"):
+            reports[name] = prev
+            log(f"re-using {cfg.out}")
+            continue
+        t0 = time.time()
+        reports[name] = (T.train_biencoder if name == "biencoder" else T.train_crossencoder)(cfg, log=log)
+        if reports[name]["stopped"] == "interrupted":
+            sys.exit(f"{name} interrupted at step {reports[name]['steps']} (checkpoint in {cfg.out}/checkpoints)")
+        log(f"{tag}trained {name} in {(time.time() - t0) / 60:.1f} min")
+    return reports
+
+
 def short(m: dict[str, Any]) -> dict[str, Any]:
     keys = ("ari", "precision", "recall", "f1", "threshold", "n_pred_pairs", "n_scored", "seconds_scoring", "n_docs")
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k in keys}
@@ -178,20 +198,7 @@ def main() -> None:
     ce_cfg = TrainConfig(out=str(ce_dir), lr=args.ce_lr, epochs=args.ce_epochs, max_seq_length=256, candidates=str(bi_dir), max_minutes=args.max_minutes,
                          mine=args.ce_mine, align_pairs=not args.no_align,
                          base=str(default_model_path()) if args.ce_from_packaged else None, **common)
-    reports: dict[str, Any] = {}
-    for name, cfg, fn in (("biencoder", bi_cfg, "train_biencoder"), ("crossencoder", ce_cfg, "train_crossencoder")):
-        prev = read_report(cfg.out)
-        if args.reuse and prev and prev.get("complete"):
-            reports[name] = prev
-            log(f"re-using {cfg.out}")
-            continue
-        import neardup.train as T
-
-        t0 = time.time()
-        reports[name] = getattr(T, fn)(cfg, log=log)
-        if reports[name]["stopped"] == "interrupted":
-            sys.exit(f"{name} interrupted at step {reports[name]['steps']} (checkpoint in {cfg.out}/checkpoints)")
-        log(f"trained {name} in {(time.time() - t0) / 60:.1f} min")
+    reports = train_models({"biencoder": bi_cfg, "crossencoder": ce_cfg}, args.reuse)
 
     # evaluation sets: (validation, test)
     _, reuters_val = prepare_data(bi_cfg, log)

@@ -48,7 +48,9 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
-from neardup.train.common import TrainConfig, read_report, set_threads  # noqa: E402
+from bench_train import log, train_models  # noqa: E402
+
+from neardup.train.common import TrainConfig, set_threads  # noqa: E402
 
 DAYS = ("2-MAR-1987", "31-MAR-1987", "19-OCT-1987")
 #: (test, train, validation) per fold.
@@ -62,32 +64,16 @@ def day_path(day: str) -> Path:
     return root / "pair_labels.jsonl" if day == DAYS[0] else root / day / "pair_labels.jsonl"
 
 
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
 def train_fold(work: Path, test: str, train: str, val: str, args: argparse.Namespace) -> dict[str, Any]:
     """The fold's bi-encoder and cross-encoder (re-used when a complete report exists and --reuse)."""
-    import neardup.train as T
-
     fold = work / f"test-{test}"
     bi_dir, ce_dir = fold / "bi", fold / "ce"
     common = dict(data=(str(day_path(train)),), val_data=(str(day_path(val)),), copies=args.copies, seed=args.seed,
                   threads=args.threads, progress=True, evaluate=False)
-    cfgs = (("biencoder", TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common)),
-            ("crossencoder", TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
-                                         candidates=str(bi_dir), **common)))
-    reports: dict[str, Any] = {}
-    for name, cfg in cfgs:
-        prev = read_report(cfg.out)
-        if args.reuse and prev and prev.get("complete"):
-            reports[name] = prev
-            log(f"re-using {cfg.out}")
-            continue
-        t0 = time.time()
-        job = T.train_biencoder if name == "biencoder" else T.train_crossencoder
-        reports[name] = job(cfg, log=log)
-        log(f"fold test={test}: trained {name} in {(time.time() - t0) / 60:.1f} min")
+    reports = train_models({
+        "biencoder": TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common),
+        "crossencoder": TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
+                                    candidates=str(bi_dir), **common)}, args.reuse, tag=f"fold test={test}: ")
     return {"dir": str(fold), "bi": str(bi_dir), "ce": str(ce_dir), "reports": reports}
 
 

@@ -27,38 +27,43 @@ def _labelled(records: list[dict]) -> LabelledData:
     return LabelledData(read_records(records, label_field="cluster"))
 
 
-def _noisy_corpus(seed: int = 0) -> LabelledData:
-    """Duplicates are OCR-like copies (one character changed in every other word): no word 4-gram
-    survives, most character 5-grams do."""
+def _corpus(seed: int, n: int, length: int, variants) -> LabelledData:
+    """``n`` documents of ``length`` random words, each followed by ``variants(i, words, rng)``: its derived
+    documents as ``(id suffix, words, duplicate?)``; a document with a duplicate variant shares its cluster."""
     rng = random.Random(seed)
     vocab = _vocabulary(rng)
     recs = []
-    for i in range(40):
-        words = [rng.choice(vocab) for _ in range(50)]
-        recs.append({"id": f"d{i}", "text": " ".join(words), "cluster": f"c{i}" if i < 12 else None})
-        if i < 12:
-            noisy = [_one_char(w, rng) if j % 2 else w for j, w in enumerate(words)]
-            recs.append({"id": f"d{i}-copy", "text": " ".join(noisy), "cluster": f"c{i}"})
+    for i in range(n):
+        words = [rng.choice(vocab) for _ in range(length)]
+        derived = variants(i, words, rng, vocab)
+        dup = any(d for _, _, d in derived)
+        recs.append({"id": f"d{i}", "text": " ".join(words), "cluster": f"c{i}" if dup else None})
+        recs += [{"id": f"d{i}-{suffix}", "text": " ".join(w), "cluster": f"c{i}" if d else None}
+                 for suffix, w, d in derived]
     return _labelled(recs)
+
+
+def _noisy_corpus(seed: int = 0) -> LabelledData:
+    """Duplicates are OCR-like copies (one character changed in every other word): no word 4-gram
+    survives, most character 5-grams do."""
+    def variants(i, words, rng, vocab):
+        return [("copy", [_one_char(w, rng) if j % 2 else w for j, w in enumerate(words)], True)] if i < 12 else []
+
+    return _corpus(seed, 40, 50, variants)
 
 
 def _template_corpus(seed: int = 0) -> LabelledData:
     """Duplicates have one word in 16 replaced (word 4-grams ~0.75, character 5-grams ~0.9); template
     siblings, not duplicates, have one character changed in every 8th word (word 4-grams ~0.5, character
     5-grams ~0.9): only word shingles above the default threshold (0.45) tell them apart."""
-    rng = random.Random(seed)
-    vocab = _vocabulary(rng)
-    recs = []
-    for i in range(30):
-        words = [rng.choice(vocab) for _ in range(64)]
-        recs.append({"id": f"d{i}", "text": " ".join(words), "cluster": f"c{i}" if i < 10 else None})
+    def variants(i, words, rng, vocab):
         if i < 10:
-            copy = [rng.choice(vocab) if j % 16 == 7 else w for j, w in enumerate(words)]
-            recs.append({"id": f"d{i}-copy", "text": " ".join(copy), "cluster": f"c{i}"})
-        elif i < 20:
-            sibling = [_one_char(w, rng) if j % 8 == 3 else w for j, w in enumerate(words)]
-            recs.append({"id": f"d{i}-sibling", "text": " ".join(sibling), "cluster": None})
-    return _labelled(recs)
+            return [("copy", [rng.choice(vocab) if j % 16 == 7 else w for j, w in enumerate(words)], True)]
+        if i < 20:
+            return [("sibling", [_one_char(w, rng) if j % 8 == 3 else w for j, w in enumerate(words)], False)]
+        return []
+
+    return _corpus(seed, 30, 64, variants)
 
 
 #: Small enough for a test: the MinHash method, its candidate rules, one score, connected components.

@@ -453,8 +453,9 @@ class _Search:
         cand_key = (rep_key, config.method, plan, config.minhash, config.ngram, config.simhash, config.embed,
                     config.threshold if issubclass(methods.method_class(config.method), VectorMethod) else None)
         score_key = (cand_key, config.verify)
-        method = methods.get(config).plan(prep.rep)
+        method = methods.get(config)
         if method.fits():  # a model fitted on the labelled candidate pairs (hybrid's, multiview's logistic rule)
+            method = method.plan(prep.rep)
             left, right = self._candidates(method, prep, cand_key)
             t0 = time.perf_counter()
             fitted = method.fit(prep.rep, left, right, *pair_labels(self.data, left, right)) or {}
@@ -462,6 +463,7 @@ class _Search:
             self.seconds["verify"] += time.perf_counter() - t0
             return left, right, np.asarray(scores, dtype=np.float64), fitted
         if score_key not in self.scored:
+            method = method.plan(prep.rep)
             left, right = self._candidates(method, prep, cand_key)
             t0 = time.perf_counter()
             self.scored[score_key] = self._pair_scores(method, prep, (rep_key, config.verify), left, right)

@@ -91,16 +91,18 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
         t0 = time.perf_counter()
         preference = 0
         try:
-            left, right, scores, info = candidate_pairs(prep, loosest)
+            if methods.get(loosest).fits():  # a model fitted on this split's labelled pairs (hybrid's, multiview's)
+                method = methods.get(loosest).plan(prep.rep)
+                left, right, _ = method.candidates(prep.rep)
+                fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) or {}
+                setting = {**setting, **fitted}
+                scores = methods.get(loosest.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
+                preference = 1
+            else:
+                left, right, scores, _ = candidate_pairs(prep, loosest)
         except ConfigError:  # a rule over the candidate cap (e.g. few collisions on character shingles)
             bar.update(len(grid))
             continue
-        method = methods.get(loosest).plan(prep.rep)
-        fitted = method.fit(prep.rep, left, right, *pair_labels(data, left, right)) if method.fits() else None
-        if fitted is not None:  # a model fitted on this split's labelled pairs (hybrid's, multiview's)
-            setting = {**setting, **fitted}
-            scores = methods.get(loosest.replace(**fitted)).plan(prep.rep).score(prep.rep, left, right)
-            preference = 1
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
         for t in grid:
             keep = scores >= t - 1e-12

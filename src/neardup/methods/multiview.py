@@ -53,22 +53,17 @@ def neural_available() -> bool:
 
 
 def trained_threshold(model: str | None) -> float | None:
-    """The threshold a trained model's own validation chose (``validation_after`` in the folder's
-    ``train_report.json``, written by ``neardup train``), if it has one.
+    """The threshold a trained model's own validation chose (``validation_after`` in the report
+    ``neardup train`` wrote into its folder), if it has one.
 
     >>> trained_threshold(None) is None
     True
     """
-    import json
-    from pathlib import Path
+    from neardup.represent.transformer import training_report
 
-    if not model:
-        return None
-    report = Path(model) / "train_report.json"
     try:
-        after = json.loads(report.read_text(encoding="utf-8")).get("validation_after") or {}
-        t = float(after["threshold"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        t = float(training_report(model)["validation_after"]["threshold"])
+    except (KeyError, TypeError, ValueError):
         return None
     return t if 0 < t <= 1 else None
 

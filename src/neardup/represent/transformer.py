@@ -65,23 +65,35 @@ def quiet_loading() -> Iterator[None]:
 DEFAULT_MAX_TOKENS = 512
 
 
-def trained_max_tokens(path: str | os.PathLike[str] | None) -> int | None:
-    """The tokens per text a bi-encoder in ``path`` was trained on by ``neardup train biencoder`` (its
-    ``train_report.json``), else None.
+def training_report(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The ``train_report.json`` that ``neardup train`` wrote into a model folder (empty when there is none
+    or it cannot be read: a model from elsewhere).
 
-    >>> trained_max_tokens(None) is None
-    True
+    >>> training_report(None)
+    {}
     """
     import json
 
     if path is None:
-        return None
+        return {}
     try:
         report = json.loads((Path(path) / "train_report.json").read_text(encoding="utf-8"))
-        if report.get("kind") != "biencoder":
-            return None
-        n = int(report["settings"]["max_seq_length"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError):
+        return {}
+    return report if isinstance(report, dict) else {}
+
+
+def trained_max_tokens(path: str | os.PathLike[str] | None) -> int | None:
+    """The tokens per text a bi-encoder in ``path`` was trained on by ``neardup train biencoder`` (its
+    :func:`training_report`), else None.
+
+    >>> trained_max_tokens(None) is None
+    True
+    """
+    report = training_report(path)
+    try:
+        n = int(report["settings"]["max_seq_length"]) if report.get("kind") == "biencoder" else 0
+    except (KeyError, TypeError, ValueError):
         return None
     return n if 8 <= n <= 512 else None
 
