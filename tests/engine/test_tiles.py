@@ -72,3 +72,83 @@ def test_weights_written_span_by_span_equal_idf_weights(tmp_path):
     for part in range(4):
         _weights_part(str(tmp_path), part, 4, 2.0, span=7)
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+
+
+def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_the_bit(tmp_path, monkeypatch):
+    import neardup.engine.tiles as tiles_mod
+
+    rng = np.random.default_rng(11)
+    sets = _random_sets(rng, n=2000)
+    weights = idf_weights(sets)
+    totals = doc_weight_totals(sets, weights)
+    for name, arr in (("values", sets.values), ("offsets", sets.offsets), ("weights", weights)):
+        save_array(tmp_path / f"{name}.npy", arr)
+    a, b = rng.integers(0, len(sets), size=(2, 300))
+    left, right = np.minimum(a, b), np.maximum(a, b)
+    keep = left < right
+    left, right = left[keep], right[keep]
+    tiles = plan_tiles(sets.offsets, 2000)
+    reads = []
+    real = tiles_mod.os.preadv
+    monkeypatch.setattr(tiles_mod.os, "preadv", lambda fd, bufs, at: reads.append(at) or real(fd, bufs, at))
+    monkeypatch.setattr(tiles_mod, "READ_GAP", 0)  # every run of adjacent documents read on its own
+    for score in ("weighted-overlap", "jaccard"):
+        reads.clear()
+        want = score_pairs(sets, left, right, score, weights=weights, totals=totals)
+        got = score_tiled(tmp_path, left, right, score, tiles, totals if score.startswith("weighted-") else None)
+        assert np.array_equal(got, want)
+        other = sum(np.unique(right[tile_of(tiles, left) == t][tile_of(tiles, right[tile_of(tiles, left) == t]) != t]).size
+                    for t in np.unique(tile_of(tiles, left)))
+        assert 0 < len(reads) <= other * (2 if score.startswith("weighted-") else 1)  # documents, not whole tiles
+
+
+def test_read_docs_gathers_documents_in_order_and_refuses_a_truncated_file(tmp_path):
+    from neardup.engine.tiles import read_docs
+
+    save_array(tmp_path / "v.npy", np.arange(100, dtype=np.uint64))
+    offsets = np.array([0, 10, 10, 40, 95, 100])
+    assert read_docs(tmp_path / "v.npy", offsets, np.array([0, 1, 3])).tolist() == list(range(10)) + list(range(40, 95))
+    assert read_docs(tmp_path / "v.npy", offsets, np.array([], dtype=np.int64)).size == 0
+    with open(tmp_path / "v.npy", "r+b") as fh:
+        fh.truncate(400)
+    with pytest.raises(ValueError, match="truncated"):
+        read_docs(tmp_path / "v.npy", offsets, np.array([4]))
+
+
+def test_weights_from_splits_equal_idf_weights(tmp_path):
+    from neardup.engine.tasks import SPLIT_DIR, split_values, weights_partition
+
+    sets = _random_sets(np.random.default_rng(5), n=300)
+    save_array(tmp_path / "values.npy", sets.values)
+    save_array(tmp_path / "offsets.npy", sets.offsets)
+    np.lib.format.open_memmap(tmp_path / "weights.npy.tmp", mode="w+", dtype=np.float64,
+                              shape=sets.values.shape).flush()
+    (tmp_path / SPLIT_DIR).mkdir()
+    n, step = sets.values.size, 997
+    spans = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+    assert len(spans) > 3
+    for i, (lo, hi) in enumerate(spans):
+        split_values(str(tmp_path), i, lo, hi, 8)
+    for part in range(8):
+        weights_partition(str(tmp_path), part, 8, 2.0, span=101, n_splits=len(spans))
+    assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+
+
+def test_array_bytes_are_appended_by_the_kernel_or_by_plain_reads_alike(tmp_path, monkeypatch):
+    import neardup.engine.workdir as workdir
+
+    parts = [np.arange(i * 1000, i * 1000 + 1000 + i, dtype=np.uint32).reshape(-1, 1) for i in range(3)]
+    for i, p in enumerate(parts):
+        save_array(tmp_path / f"{i}.npy", p)
+    want = np.concatenate(parts)
+    for kernel in (True, False):
+        if not kernel:
+            monkeypatch.setattr(workdir.os, "copy_file_range", lambda *a: (_ for _ in ()).throw(OSError("EXDEV")),
+                                raising=False)
+        out = np.lib.format.open_memmap(tmp_path / "out.npy", mode="w+", dtype=np.uint32, shape=want.shape)
+        at = int(out.offset)
+        del out
+        with open(tmp_path / "out.npy", "r+b") as dst:
+            for i in range(3):
+                at += workdir.append_array_bytes(tmp_path / f"{i}.npy", dst, at, block=1000)
+        assert np.array_equal(np.load(tmp_path / "out.npy"), want)

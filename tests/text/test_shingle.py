@@ -42,3 +42,14 @@ def test_hashes_are_stable_across_runs():
     assert h.dtype == np.uint64 and h.size == 1
     assert np.array_equal(h, word_shingles(["hello", "world"], 2))
     assert not np.array_equal(h, word_shingles(["world", "hello"], 2))
+
+
+def test_unique_within_stays_exact_when_two_values_of_a_document_share_the_sort_key():
+    from neardup.text.shingle import _unique_within
+
+    # two documents: 2 bits of document index, so values equal in their top 62 bits share a key
+    values = np.array([5, 3, 5, 2**63 + 1, 2**63 + 2, 2**63 + 1, 7], dtype=np.uint64)
+    docs = np.array([0, 0, 0, 0, 0, 1, 1], dtype=np.int64)
+    sets = _unique_within(values, docs, 2)
+    assert sets.offsets.tolist() == [0, 4, 6]
+    assert sets[0].tolist() == [3, 5, 2**63 + 1, 2**63 + 2] and sets[1].tolist() == [7, 2**63 + 1]

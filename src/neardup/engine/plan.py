@@ -61,6 +61,12 @@ def key_partitions(rows: int, memory_limit: int, concurrent: int = 1) -> int:
     return power_of_two_at_least(max(rows * BYTES_PER_KEY_ROW * concurrent / (memory_limit * 0.3), concurrent))
 
 
+def split_size(memory_limit: int, workers: int) -> int:
+    """Values one worker groups by hash partition at a time (about 30 bytes each: the values, their
+    partitions, the order, the grouped copy), within the share of the limit a partition gets."""
+    return max(1 << 16, int(memory_limit * 0.3 / max(1, workers) / 32))
+
+
 def tables_per_pass(rows_per_table: int, memory_limit: int) -> int:
     """How many key tables to compute at once: their rows held while sorting, within a quarter of the limit."""
     return max(1, int(memory_limit * 0.25 / max(1, rows_per_table * 8 * 4)))
@@ -77,4 +83,4 @@ def codes_per_pass(memory_limit: int, workers: int) -> int:
 
 
 __all__ = ["Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions", "power_of_two_at_least",
-           "tables_per_pass"]
+           "split_size", "tables_per_pass"]

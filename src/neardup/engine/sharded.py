@@ -28,6 +28,7 @@ import abc
 import contextlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -44,12 +45,12 @@ from neardup import methods
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
-from neardup.engine.plan import key_partitions, make_plan
+from neardup.engine.plan import key_partitions, make_plan, split_size
 from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
 from neardup.engine.summary import build_summary
-from neardup.engine.tasks import weights_partition
-from neardup.engine.workdir import (WorkDir, file_fingerprint, joined, load_array, release, save_array, trim_heap,
-                                   work_root)
+from neardup.engine.tasks import SPLIT_DIR, split_values, weights_partition
+from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
+                                   trim_heap, work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -180,20 +181,20 @@ class ShardedRun(abc.ABC):
         self.timed("join", t0)
 
     def _join_rows(self, name: str, n_shards: int) -> None:
-        """Concatenate one array of every shard along its rows into ``name``, through a memory map."""
-        first = load_array(self.wd.shard(0, name))
-        rows = sum(int(load_array(self.wd.shard(i, name)).shape[0]) for i in range(n_shards))
+        """Concatenate one array of every shard along its rows into ``name``: the shards' bytes copied
+        after one header by the kernel (``copy_file_range``, no pass through this process's memory)."""
+        parts = [self.wd.shard(i, name) for i in range(n_shards)]
+        first = load_array(parts[0])
+        rows = sum(int(load_array(p).shape[0]) for p in parts)
         tmp = self.wd.root / f"{name}.tmp"
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=first.dtype, shape=(rows,) + first.shape[1:])
-        at = 0
-        for i in range(n_shards):
-            part = load_array(self.wd.shard(i, name))
-            out[at : at + part.shape[0]] = part
-            out.flush()
-            release(out, part)
-            at += part.shape[0]
-        out.flush()
+        at, end = int(out.offset), int(out.offset) + out.nbytes
         del out
+        with open(tmp, "r+b") as dst:
+            for part in parts:
+                at += append_array_bytes(part, dst, at)
+        if at != end:
+            raise RuntimeError(f"joining {name}: the shards hold {at} bytes, expected {end}")
         os.replace(tmp, self.wd.root / name)
 
     def _join_offsets(self, name: str, n_shards: int, sizes: list[int]) -> np.ndarray:
@@ -229,9 +230,21 @@ class ShardedRun(abc.ABC):
             np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
             self.make_room(min(n_values * 40, int(self.engine.memory_limit * 0.3)))
             pool = self.workers()
-            for fut in [pool.submit(weights_partition, str(self.wd.root), p, parts, self.config.verify.idf_power)
-                        for p in range(parts)]:
+            n_splits = 0
+            if parts > 1:  # one read of the values, grouped by partition, instead of one read per partition
+                split = self.wd.root / SPLIT_DIR
+                shutil.rmtree(split, ignore_errors=True)
+                split.mkdir()
+                per_split = split_size(self.engine.memory_limit, workers)
+                spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
+                n_splits = len(spans)
+                for fut in [pool.submit(split_values, str(self.wd.root), i, lo, hi, parts)
+                            for i, (lo, hi) in enumerate(spans)]:
+                    fut.result()
+            for fut in [pool.submit(weights_partition, str(self.wd.root), p, parts, self.config.verify.idf_power,
+                                    n_splits=n_splits) for p in range(parts)]:
                 fut.result()
+            shutil.rmtree(self.wd.root / SPLIT_DIR, ignore_errors=True)
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
             del out

@@ -20,9 +20,9 @@ from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.tiles import load_tiles, read_rows, score_tiled
-from neardup.engine.workdir import WorkDir, load_array, release, save_npz, save_shard, trim_heap
+from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.methods.base import KeyedMethod, Representation
-from neardup.verify.overlap import idf, value_frequencies
+from neardup.verify.overlap import idf_weights_of_codes, value_codes
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
 #: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
@@ -58,6 +58,40 @@ def value_partition(path: str | os.PathLike[str], part: int, parts: int,
     return np.concatenate(chunks), np.concatenate(positions)
 
 
+#: Where :func:`split_values` writes the values grouped by hash partition, in a work directory.
+SPLIT_DIR = "weights-split"
+
+
+def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:
+    """Values ``lo:hi`` of the work directory's ``values.npy`` grouped by hash partition (positions ascending
+    within each), as split ``index``: the values, their positions less ``lo`` (uint32) and the count per
+    partition. One read of the values file serves every partition (instead of one read per partition)."""
+    assert hi - lo < 1 << 32, "a split's positions are uint32"
+    v = read_rows(Path(root) / "values.npy", lo, hi)
+    part = partition_of(v, parts).astype(np.uint16 if parts <= 1 << 16 else np.uint32)
+    order = np.argsort(part, kind="stable")  # a radix sort of small integers
+    out = Path(root) / SPLIT_DIR
+    save_array(out / f"{index:05d}.values.npy", v[order])
+    save_array(out / f"{index:05d}.positions.npy", order.astype(np.uint32))
+    save_array(out / f"{index:05d}.counts.npy", np.bincount(part, minlength=parts).astype(np.int64))
+
+
+def split_partition(root: str, part: int, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values of hash partition ``part`` with their positions, read from the splits of
+    :func:`split_values` (the same arrays as :func:`value_partition`, without reading every value)."""
+    split = Path(root) / SPLIT_DIR
+    counts = [load_array(split / f"{i:05d}.counts.npy", mmap=False) for i in range(n_splits)]
+    chunks, positions, lo = [], [], 0
+    for i, c in enumerate(counts):
+        a, b = int(c[:part].sum()), int(c[: part + 1].sum())
+        chunks.append(read_rows(split / f"{i:05d}.values.npy", a, b))
+        positions.append(read_rows(split / f"{i:05d}.positions.npy", a, b).astype(np.int64) + lo)
+        lo += int(c.sum())
+    if not chunks:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+    return np.concatenate(chunks), np.concatenate(positions)
+
+
 def partition_of(keys: np.ndarray, parts: int) -> np.ndarray:
     """The hash partition of each 64-bit key: its top ``log2(parts)`` bits (``parts`` a power of two).
 
@@ -69,15 +103,20 @@ def partition_of(keys: np.ndarray, parts: int) -> np.ndarray:
     return (np.asarray(keys, dtype=np.uint64) >> np.uint64(64 - int(math.log2(parts)))).astype(np.int64)
 
 
-def weights_partition(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20) -> None:
+def weights_partition(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20,
+                      n_splits: int = 0) -> None:
     """IDF weights of the values in hash partition ``part``, written in place into ``weights.npy.tmp``
-    (partitions are disjoint sets of positions, so workers never overlap). Writes go ``span`` file
-    positions at a time, each block's mapped pages dropped after it."""
+    (partitions are disjoint sets of positions, so workers never overlap). The values come from the
+    ``n_splits`` splits of :func:`split_values` when there are some, else from the values file. Writes
+    go ``span`` file positions at a time, each block's mapped pages dropped after it."""
     n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
-    vals, pos = value_partition(Path(root) / "values.npy", part, parts)
+    vals, pos = (split_partition(root, part, n_splits) if n_splits
+                 else value_partition(Path(root) / "values.npy", part, parts))
     if vals.size:
-        weights = idf(value_frequencies(vals), n, idf_power)
+        codes, counts = value_codes(vals)
         del vals
+        weights = idf_weights_of_codes(codes, counts, n, idf_power)
+        del codes
         out = np.load(Path(root) / "weights.npy.tmp", mmap_mode="r+")
         cuts = np.searchsorted(pos, np.arange(0, int(pos[-1]) + 1 + span, span))
         for lo, hi in zip(cuts[:-1], cuts[1:]):  # positions ascend: each block dirties one span of the file
@@ -210,5 +249,5 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["distinct_codes", "map_shard", "partition_of", "score_codes", "value_partition",
-           "table_keys", "verify_partition", "weights_partition"]
+__all__ = ["SPLIT_DIR", "distinct_codes", "map_shard", "partition_of", "score_codes", "split_partition", "split_values",
+           "table_keys", "value_partition", "verify_partition", "weights_partition"]

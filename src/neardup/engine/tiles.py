@@ -6,9 +6,10 @@ counts in the process's resident set (recent kernels map whole large folios per 
 pages after each block does not keep it small). Instead, the documents are cut into *tiles*:
 contiguous document ranges whose values fit a memory budget. Candidate pairs are partitioned by the
 tile of their left document; a worker reads that tile with plain file reads (page cache, not mapped),
-then each right tile in turn, and scores the pairs of each tile pair on small contiguous arrays.
-Resident memory is two tiles plus the pairs, whatever the corpus size; the scores are bit-identical
-to scoring on the whole arrays.
+then, for each other tile, only the documents its pairs name there (runs of nearby documents in one read:
+candidate pairs are sparse, so this reads a small part of the other tiles), and scores the pairs of each
+tile pair on small contiguous arrays. Resident memory is at most two tiles plus the pairs, whatever the
+corpus size; the scores are bit-identical to scoring on the whole arrays.
 """
 
 from __future__ import annotations
@@ -98,6 +99,46 @@ def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:
     return out
 
 
+#: Values between two documents that are read through rather than sought over (32 KiB of uint64).
+READ_GAP = 4096
+
+
+def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """The elements of the sorted documents ``docs`` of a one-dimensional ``.npy`` file aligned with CSR
+    ``offsets``, concatenated in that order: one plain read per run of documents lying closer than
+    :data:`READ_GAP` elements (a few of a whole tile's documents cost a few reads, not the tile).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "v.npy"
+    >>> save_array(p, np.arange(10))
+    >>> read_docs(p, np.array([0, 2, 5, 9, 10]), np.array([1, 3])).tolist()
+    [2, 3, 4, 9]
+    """
+    starts, ends = offsets[docs], offsets[docs + 1]
+    if docs.size == 0:
+        return np.load(path, mmap_mode="r")[:0].copy()
+    new_run = np.r_[True, starts[1:] - ends[:-1] > READ_GAP]
+    run_of = np.cumsum(new_run) - 1
+    run_lo = starts[new_run]
+    run_hi = np.maximum.reduceat(ends, np.flatnonzero(new_run))
+    with open(path, "rb") as fh:  # the header once, then one positioned read per run
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        _, _, dtype = read_header(fh)
+        at = fh.tell()
+        lengths = run_hi - run_lo
+        base = np.cumsum(lengths) - lengths  # where each run starts in buf
+        buf = np.empty(int(lengths.sum()), dtype=dtype)
+        view = memoryview(buf).cast("B")
+        size = dtype.itemsize
+        for lo, n, b in zip(run_lo.tolist(), lengths.tolist(), base.tolist()):
+            if os.preadv(fh.fileno(), [view[b * size : (b + n) * size]], at + lo * size) != n * size:
+                raise ValueError(f"{path}: truncated (wanted elements {lo}:{lo + n})")
+    sizes = ends - starts
+    first = starts - run_lo[run_of] + base[run_of]
+    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
+
+
 class _Joined:
     """Two arrays read as one, for gathers by integer arrays: two tiles side by side without a copy."""
 
@@ -106,7 +147,14 @@ class _Joined:
         self.shape = (a.shape[0] + b.shape[0],)
         self.dtype = a.dtype
 
-    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+    def __getitem__(self, idx: np.ndarray | slice) -> np.ndarray:
+        if isinstance(idx, slice):
+            lo, hi, _ = idx.indices(self.shape[0])
+            if hi <= self.split:
+                return self.a[lo:hi]
+            if lo >= self.split:
+                return self.b[lo - self.split : hi - self.split]
+            return np.concatenate([self.a[lo:], self.b[: hi - self.split]])
         idx = np.asarray(idx)
         out = np.empty(idx.shape, dtype=self.dtype)
         first = idx < self.split
@@ -131,7 +179,7 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
                 tiles: np.ndarray, totals: np.ndarray | None = None) -> np.ndarray:
     """Exact ``score`` of each pair (``left < right``, global document indices) from the joined
     arrays of the work directory ``root``, reading two tiles at a time. Pairs may come in any order;
-    each left tile is read once, each right tile once per left tile."""
+    each left tile is read once, and with it the documents of other tiles that its pairs name."""
     root = Path(root)
     offsets = np.load(root / "offsets.npy")
     weighted = score.startswith("weighted-")
@@ -151,16 +199,15 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
                 sets = ShingleSets(a_tile.values, a_tile.offsets)
                 rgt = right[seg] - a_tile.lo
                 w, tot = a_tile.weights, None if totals is None else totals[a_tile.lo : a_tile.hi]
-            else:
-                b_tile = _Tile(root, offsets, int(tiles[tb]), int(tiles[tb + 1]), weighted)
-                na = a_tile.hi - a_tile.lo
-                sets = ShingleSets(_Joined(a_tile.values, b_tile.values),  # type: ignore[arg-type]
-                                   np.concatenate([a_tile.offsets, b_tile.offsets[1:] + a_tile.offsets[-1]]))
-                rgt = right[seg] - b_tile.lo + na
-                w = None if not weighted else _Joined(a_tile.weights, b_tile.weights)
-                tot = None if totals is None else np.concatenate([totals[a_tile.lo : a_tile.hi],
-                                                                  totals[b_tile.lo : b_tile.hi]])
-                del b_tile
+            else:  # the other tile's documents that this tile's pairs name, read beside this tile
+                others = np.unique(right[seg])
+                sizes = offsets[others + 1] - offsets[others]
+                b_offsets = np.cumsum(sizes) + a_tile.offsets[-1]
+                sets = ShingleSets(_Joined(a_tile.values, read_docs(root / "values.npy", offsets, others)),  # type: ignore[arg-type]
+                                   np.concatenate([a_tile.offsets, b_offsets]))
+                rgt = np.searchsorted(others, right[seg]) + (a_tile.hi - a_tile.lo)
+                w = None if not weighted else _Joined(a_tile.weights, read_docs(root / "weights.npy", offsets, others))
+                tot = None if totals is None else np.concatenate([totals[a_tile.lo : a_tile.hi], totals[others]])
             out[seg] = score_pairs(sets, lft, rgt, score, weights=w, totals=tot)
             del sets, w
         del a_tile  # before the next left tile is read

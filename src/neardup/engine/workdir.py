@@ -27,7 +27,7 @@ import mmap
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -173,6 +173,33 @@ def save_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> None:
     with atomic_path(path, durable=False) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+
+
+def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26) -> int:
+    """Copy the data bytes of the C-ordered ``.npy`` file ``path`` into the open file ``dst`` at byte ``at``;
+    returns their count. The kernel copies (``copy_file_range``) where it can, plain reads elsewhere."""
+    with open(path, "rb") as src:
+        version = np.lib.format.read_magic(src)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        _, fortran, _ = header(src)
+        if fortran:
+            raise ValueError(f"{path}: expected a C-ordered array")
+        start = src.tell()
+        size = os.fstat(src.fileno()).st_size - start
+        done = 0
+        try:
+            while done < size:
+                copied = os.copy_file_range(src.fileno(), dst.fileno(), size - done, start + done, at + done)
+                if copied == 0:
+                    raise OSError("copy_file_range copied nothing")
+                done += copied
+        except (AttributeError, OSError):  # not on this platform or file system: plain reads and writes
+            src.seek(start + done)
+            dst.seek(at + done)
+            while chunk := src.read(min(block, size - done)):
+                dst.write(chunk)
+                done += len(chunk)
+    return size
 
 
 def load_array(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:
