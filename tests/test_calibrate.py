@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 import neardup
-from neardup.calibrate import CHAR_CANDIDATES_PER_DOC, choose, profile, resolve
+from neardup.calibrate import choose, profile, resolve
+from neardup.methods.minhash import CHAR_CANDIDATES_PER_DOC, CHAR_ESTIMATE_FLOOR
 from neardup.cli import app
 from neardup.config import DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate
@@ -43,7 +44,8 @@ def test_clean_news_gets_word_shingles_and_damaged_news_character_shingles(day):
     for p in (heavy, spam):
         chosen = choose(p)
         assert chosen["shingle__char"] is True and chosen["shingle__n"] == 5
-        assert chosen["minhash__candidates_per_doc"] == CHAR_CANDIDATES_PER_DOC
+        resolved = DedupConfig(method="auto").replace(**chosen).minhash  # the unit brings the method's bounds
+        assert (resolved.candidates_per_doc, resolved.estimate_floor) == (CHAR_CANDIDATES_PER_DOC, CHAR_ESTIMATE_FLOOR)
     assert choose(heavy)["threshold"] < choose(spam)["threshold"] <= 0.8  # more damage, lower threshold
 
 

@@ -62,16 +62,6 @@ SPACELESS: tuple[tuple[str, int, int, int], ...] = (
 SPACELESS_FROM = 0.3
 #: Threshold of the weighted overlap of character shingles for spaceless text.
 SPACELESS_THRESHOLD = 0.6
-#: Candidate budget of character shingles (pairs per document; see ``MinHashConfig.candidates_per_doc``):
-#: their n-grams are shared across a corpus far more than word n-grams, so bands for the LSH threshold
-#: of words would propose most pairs of a large one (20k news stories: 2.2M candidates at 0.2; 200k
-#: stories: 0.47M candidates at the planned 0.35, the command in 48 s, against more than 6 minutes without).
-CHAR_CANDIDATES_PER_DOC = 5.0
-#: Character shingles: candidates are verified when their MinHash-estimated overlap reaches this fraction
-#: of the threshold (``MinHashConfig.estimate_floor``). On the scale bench's 20k stories it skips 88% of
-#: the candidates and none of the verified pairs; on the three labelled days under four noise models
-#: every ARI is the same with it (and at 0.5).
-CHAR_ESTIMATE_FLOOR = 0.3
 _WORD = re.compile(r"\w+")
 
 
@@ -164,22 +154,21 @@ def decay(top_and_rate: tuple[float, float], damage: float) -> float:
 def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     """The configuration a profile calls for, as ``DedupConfig.replace`` keywords (method included).
     ``char`` fixes the shingling unit (the user chose words or characters): the size and threshold are
-    then the ones measured for that unit.
+    then the ones measured for that unit. Character shingles bring MinHash's candidate budget and estimate
+    floor for that unit (:meth:`neardup.methods.minhash.MinHash.unit_defaults`).
 
     >>> choose(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07, spaceless=0.0,
     ...                     script="spaced"))
-    {'method': 'minhash', 'shingle__char': True, 'shingle__n': 5, 'threshold': 0.397, 'minhash__candidates_per_doc': 5.0, 'minhash__estimate_floor': 0.3}
+    {'method': 'minhash', 'shingle__char': True, 'shingle__n': 5, 'threshold': 0.397}
     """
     if p.script != "spaced" and char is not False:
         n = next(size for name, _, _, size in SPACELESS if name == p.script)
-        return {"method": "minhash", "shingle__char": True, "shingle__n": n, "threshold": SPACELESS_THRESHOLD,
-                "minhash__candidates_per_doc": CHAR_CANDIDATES_PER_DOC, "minhash__estimate_floor": CHAR_ESTIMATE_FLOOR}
+        return {"method": "minhash", "shingle__char": True, "shingle__n": n, "threshold": SPACELESS_THRESHOLD}
     clean = p.chars < MIN_CHARS or (p.damage < WORD_MAX_DAMAGE and p.variant < WORD_MAX_VARIANT)
     if char is False or (char is None and clean):
         return {"method": "minhash", "shingle__char": False, "shingle__n": 4,
                 "threshold": decay(WORD_THRESHOLD, p.damage)}
-    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": decay(CHAR_THRESHOLD, p.damage),
-            "minhash__candidates_per_doc": CHAR_CANDIDATES_PER_DOC, "minhash__estimate_floor": CHAR_ESTIMATE_FLOOR}
+    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": decay(CHAR_THRESHOLD, p.damage)}
 
 
 def view_thresholds(p: NoiseProfile, views: Iterable[str], trained: dict[str, float] | None = None) -> tuple[float, ...]:
@@ -231,12 +220,7 @@ def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
 
 def _given(config: DedupConfig) -> set[str]:
     """The settings of ``config`` that were set, not taken from the method's defaults."""
-    out = {"threshold", "shingle__char", "shingle__n"} - set(config.defaulted)
-    if config.minhash.candidates_per_doc is not None:
-        out.add("minhash__candidates_per_doc")
-    if config.minhash.estimate_floor is not None:
-        out.add("minhash__estimate_floor")
-    return out
+    return {"threshold", "shingle__char", "shingle__n"} - set(config.defaulted)
 
 
 __all__ = ["NoiseProfile", "choose", "needs_corpus", "profile", "resolve", "view_thresholds"]

@@ -490,7 +490,8 @@ class DedupConfig:
     """Everything one de-duplication run computes: the method, its threshold and each stage's settings.
 
     Settings left unset take the method's defaults when the config is made (its class in
-    :mod:`neardup.methods`: ``default_threshold``, ``default_cluster``, ``default_score``, its shingling);
+    :mod:`neardup.methods`: ``default_threshold``, ``default_cluster``, ``default_score``, its shingling and
+    the settings it takes for that shingle unit, ``unit_defaults``);
     :meth:`replace` keeps them following the method, so switching the method or the shingle unit
     brings that method's or unit's defaults along.
 
@@ -532,6 +533,11 @@ class DedupConfig:
         char = sh.char if sh.char is not None else spec.default_char
         defaulted |= {f"shingle__{k}" for k in ("n", "char") if getattr(sh, k) is None}
         object.__setattr__(self, "shingle", sh.resolved(char, spec.default_ngram(char)))
+        for key, value in spec.unit_defaults(char).items():
+            stage, name = key.split("__", 1)
+            if getattr(getattr(self, stage), name) is None:
+                object.__setattr__(self, stage, dataclasses.replace(getattr(self, stage), **{name: value}))
+                defaulted.add(key)
         if self.verify.score is None:
             object.__setattr__(self, "verify", dataclasses.replace(self.verify, score=spec.default_score))
             defaulted.add("verify__score")

@@ -36,7 +36,7 @@ CHAR = dict(method="minhash", threshold=0.6, shingle__char=True, shingle__n=5)
 
 def test_a_budget_raises_the_lsh_threshold_until_candidates_fit_and_keeps_the_true_pairs(crowded, monkeypatch):
     monkeypatch.setattr(minhash_method, "PLAN_FLOOR", 0)
-    loose = neardup.dedup(crowded, **CHAR)
+    loose = neardup.dedup(crowded, **CHAR, minhash__candidates_per_doc=1e12)  # a budget too large to bind
     budget = neardup.dedup(crowded, **CHAR, minhash__candidates_per_doc=2)
     assert loose.summary["params"]["minhash"]["lsh_threshold"] == 0.2
     planned = budget.summary["params"]["minhash"]["lsh_threshold"]
@@ -50,6 +50,19 @@ def test_a_budget_raises_the_lsh_threshold_until_candidates_fit_and_keeps_the_tr
                           output=crowded.parent / "out")
     assert local.summary["params"]["minhash"]["lsh_threshold"] == planned
     assert [p[:2] for p in local.pairs_by_id()] == [p[:2] for p in budget.pairs_by_id()]
+
+
+def test_character_shingles_are_bounded_by_default_and_word_shingles_are_not(crowded, monkeypatch):
+    monkeypatch.setattr(minhash_method, "PLAN_FLOOR", 0)
+    res = neardup.dedup(crowded, **CHAR)  # -m minhash --char-ngrams: the unit's budget and floor, no setting given
+    mh = res.summary["params"]["minhash"]
+    assert (mh["candidates_per_doc"], mh["estimate_floor"]) == (minhash_method.CHAR_CANDIDATES_PER_DOC,
+                                                                 minhash_method.CHAR_ESTIMATE_FLOOR)
+    assert mh["lsh_threshold"] > 0.2 and res.summary["n_candidates"] <= minhash_method.CHAR_CANDIDATES_PER_DOC * 620
+    planted = {(str(i), str(600 + i)) for i in range(20)}
+    assert planted <= {(a, b) for a, b, _ in res.pairs_by_id()}
+    word = DedupConfig(method="minhash").replace(shingle__char=True).replace(shingle__char=False).minhash
+    assert (word.candidates_per_doc, word.estimate_floor) == (None, None)  # the bounds follow the unit
 
 
 def test_a_budget_never_loosens_the_configured_threshold(crowded):

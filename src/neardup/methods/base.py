@@ -130,6 +130,12 @@ class Method(abc.ABC):
         return None
 
     @classmethod
+    def unit_defaults(cls, char: bool) -> dict[str, Any]:
+        """Settings of other stages (``stage__field``) the method takes for a shingle unit when they are unset;
+        they follow the unit when it changes (:meth:`~neardup.config.DedupConfig.replace`)."""
+        return {}
+
+    @classmethod
     def check(cls, config: DedupConfig) -> None:
         """Method-specific validation of a config (raise :class:`~neardup.config.ConfigError`)."""
 
