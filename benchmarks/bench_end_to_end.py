@@ -54,6 +54,7 @@ def command(path: str, corpus: Path, out: Path, sources: dict[str, str]) -> tupl
     """The command line and environment of one path."""
     env = dict(os.environ)
     if path == "rensa":
+        out.mkdir(parents=True, exist_ok=True)
         return ([sys.executable, str(HERE / "bench_minhash_speed.py"), "--script", "rensa", "--cache", str(corpus),
                  "--ngram", "4", "--out", str(out / "labels.json")], env)
     name, _, base = path.rpartition(":")
