@@ -116,7 +116,7 @@ def test_read_docs_gathers_documents_in_order_and_refuses_a_truncated_file(tmp_p
 
 
 def test_weights_from_splits_equal_idf_weights(tmp_path):
-    from neardup.engine.tasks import SPLIT_DIR, split_values, weights_partition
+    from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values
 
     sets = _random_sets(np.random.default_rng(5), n=300)
     save_array(tmp_path / "values.npy", sets.values)
@@ -130,8 +130,20 @@ def test_weights_from_splits_equal_idf_weights(tmp_path):
     for i, (lo, hi) in enumerate(spans):
         split_values(str(tmp_path), i, lo, hi, 8)
     for part in range(8):
-        weights_partition(str(tmp_path), part, 8, 2.0, span=101, n_splits=len(spans))
+        partition_weights(str(tmp_path), part, len(spans), 2.0)
+    for i, (lo, hi) in reversed(list(enumerate(spans))):  # any order: each writes its own rows
+        assemble_weights(str(tmp_path), i, lo, hi, 8, len(spans))
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+
+
+def test_write_rows_writes_in_place_and_refuses_rows_that_do_not_fit(tmp_path):
+    from neardup.engine.tiles import write_rows
+
+    save_array(tmp_path / "a.npy", np.zeros(10))
+    write_rows(tmp_path / "a.npy", 3, np.array([1.0, 2.0]))
+    assert np.load(tmp_path / "a.npy").tolist() == [0, 0, 0, 1, 2, 0, 0, 0, 0, 0]
+    with pytest.raises(ValueError, match="cannot write"):
+        write_rows(tmp_path / "a.npy", 9, np.array([1.0, 2.0]))
 
 
 def test_array_bytes_are_appended_by_the_kernel_or_by_plain_reads_alike(tmp_path, monkeypatch):

@@ -136,7 +136,6 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
                 bar.update(pending.pop(0).result())
         for fut in pending:
             bar.update(fut.result())
-        run.close()
     bar.close()
     write_evidence(run.outdir / EVIDENCE_FILE, _parts(root, count))
     run.timed("evidence", t0)

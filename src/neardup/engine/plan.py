@@ -62,9 +62,10 @@ def key_partitions(rows: int, memory_limit: int, concurrent: int = 1) -> int:
 
 
 def split_size(memory_limit: int, workers: int) -> int:
-    """Values one worker groups by hash partition at a time (about 30 bytes each: the values, their
-    partitions, the order, the grouped copy), within the share of the limit a partition gets."""
-    return max(1 << 16, int(memory_limit * 0.3 / max(1, workers) / 32))
+    """Values one worker groups by hash partition, or puts back in order, at a time (about 40 bytes each: the
+    values, their partitions, the order, the grouped values, their weights), within the share of the limit
+    a partition gets."""
+    return max(1 << 16, int(memory_limit * 0.3 / max(1, workers) / 40))
 
 
 def tables_per_pass(rows_per_table: int, memory_limit: int) -> int:

@@ -48,7 +48,7 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan, split_size
 from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
 from neardup.engine.summary import build_summary
-from neardup.engine.tasks import SPLIT_DIR, split_values, weights_partition
+from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values, weights_partition
 from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
                                    trim_heap, work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
@@ -230,20 +230,20 @@ class ShardedRun(abc.ABC):
             np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
             self.make_room(min(n_values * 40, int(self.engine.memory_limit * 0.3)))
             pool = self.workers()
-            n_splits = 0
-            if parts > 1:  # one read of the values, grouped by partition, instead of one read per partition
+            if parts == 1:
+                pool.submit(weights_partition, str(self.wd.root), 0, 1, self.config.verify.idf_power).result()
+            else:  # the values grouped by partition in one read; each partition's weights; put back in order
                 split = self.wd.root / SPLIT_DIR
                 shutil.rmtree(split, ignore_errors=True)
                 split.mkdir()
                 per_split = split_size(self.engine.memory_limit, workers)
                 spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
-                n_splits = len(spans)
-                for fut in [pool.submit(split_values, str(self.wd.root), i, lo, hi, parts)
-                            for i, (lo, hi) in enumerate(spans)]:
-                    fut.result()
-            for fut in [pool.submit(weights_partition, str(self.wd.root), p, parts, self.config.verify.idf_power,
-                                    n_splits=n_splits) for p in range(parts)]:
-                fut.result()
+                root, power = str(self.wd.root), self.config.verify.idf_power
+                for step in ([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)],
+                             [(partition_weights, root, p, len(spans), power) for p in range(parts)],
+                             [(assemble_weights, root, i, lo, hi, parts, len(spans)) for i, (lo, hi) in enumerate(spans)]):
+                    for fut in [pool.submit(*task) for task in step]:
+                        fut.result()
             shutil.rmtree(self.wd.root / SPLIT_DIR, ignore_errors=True)
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
@@ -371,17 +371,18 @@ class ShardedRun(abc.ABC):
                     left, right, scores = self.keyed_pairs()
                 else:
                     left, right, scores = self.vector_pairs()
+                clusters = self.cluster(left, right, scores)
+                self.write(n_shards, clusters, left, right, scores)
+                if self.engine.evidence:  # on the same workers (replaced if they hold too much)
+                    from neardup.engine.evidence import write_run_evidence
+
+                    self.make_room(0)
+                    write_run_evidence(self, n_shards, left, right, scores)
             except BaseException:
                 self.close(now=True)
                 raise
             finally:
                 self.close()
-            clusters = self.cluster(left, right, scores)
-        self.write(n_shards, clusters, left, right, scores)
-        if self.engine.evidence:
-            from neardup.engine.evidence import write_run_evidence
-
-            write_run_evidence(self, n_shards, left, right, scores)
         info = self.shards_info()
         summary = build_summary(
             source=self.source_name, clusters=clusters, ids_of=lambda ix: [self.ids_for(n_shards, ix)[i] for i in ix.tolist()],

@@ -19,7 +19,7 @@ import numpy as np
 from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
-from neardup.engine.tiles import load_tiles, read_rows, score_tiled
+from neardup.engine.tiles import load_tiles, read_rows, score_tiled, write_rows
 from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import idf_weights_of_codes, value_codes
@@ -58,38 +58,57 @@ def value_partition(path: str | os.PathLike[str], part: int, parts: int,
     return np.concatenate(chunks), np.concatenate(positions)
 
 
-#: Where :func:`split_values` writes the values grouped by hash partition, in a work directory.
+#: Where the weights stage groups the values by hash partition (:func:`split_values`), in a work directory.
 SPLIT_DIR = "weights-split"
 
 
+def _grouping(values: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """The order that groups ``values`` by hash partition (positions ascending within each) and the count
+    per partition."""
+    part = partition_of(values, parts).astype(np.uint16 if parts <= 1 << 16 else np.uint32)
+    return np.argsort(part, kind="stable"), np.bincount(part, minlength=parts)  # a radix sort of small integers
+
+
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:
-    """Values ``lo:hi`` of the work directory's ``values.npy`` grouped by hash partition (positions ascending
-    within each), as split ``index``: the values, their positions less ``lo`` (uint32) and the count per
-    partition. One read of the values file serves every partition (instead of one read per partition)."""
-    assert hi - lo < 1 << 32, "a split's positions are uint32"
+    """Split ``index`` of the weights stage: values ``lo:hi`` of the work directory's ``values.npy`` grouped by
+    hash partition, and the count per partition. One read of the values file serves every partition."""
     v = read_rows(Path(root) / "values.npy", lo, hi)
-    part = partition_of(v, parts).astype(np.uint16 if parts <= 1 << 16 else np.uint32)
-    order = np.argsort(part, kind="stable")  # a radix sort of small integers
-    out = Path(root) / SPLIT_DIR
-    save_array(out / f"{index:05d}.values.npy", v[order])
-    save_array(out / f"{index:05d}.positions.npy", order.astype(np.uint32))
-    save_array(out / f"{index:05d}.counts.npy", np.bincount(part, minlength=parts).astype(np.int64))
+    order, counts = _grouping(v, parts)
+    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.values.npy", v[order])
+    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.counts.npy", counts.astype(np.int64))
 
 
-def split_partition(root: str, part: int, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The values of hash partition ``part`` with their positions, read from the splits of
-    :func:`split_values` (the same arrays as :func:`value_partition`, without reading every value)."""
+def _split_counts(split: Path, n_splits: int) -> np.ndarray:
+    return np.stack([load_array(split / f"{i:05d}.counts.npy", mmap=False) for i in range(n_splits)])
+
+
+def partition_weights(root: str, part: int, n_splits: int, idf_power: float) -> None:
+    """IDF weights of the values in hash partition ``part`` (read from every split), in split order, into
+    ``w-PART.npy`` of the splits' folder: a value's document frequency is its count here, since every
+    document's values are distinct."""
     split = Path(root) / SPLIT_DIR
-    counts = [load_array(split / f"{i:05d}.counts.npy", mmap=False) for i in range(n_splits)]
-    chunks, positions, lo = [], [], 0
-    for i, c in enumerate(counts):
-        a, b = int(c[:part].sum()), int(c[: part + 1].sum())
-        chunks.append(read_rows(split / f"{i:05d}.values.npy", a, b))
-        positions.append(read_rows(split / f"{i:05d}.positions.npy", a, b).astype(np.int64) + lo)
-        lo += int(c.sum())
-    if not chunks:
-        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
-    return np.concatenate(chunks), np.concatenate(positions)
+    counts = _split_counts(split, n_splits)
+    starts = np.cumsum(counts, axis=1) - counts
+    vals = np.concatenate([read_rows(split / f"{i:05d}.values.npy", int(starts[i, part]),
+                                     int(starts[i, part] + counts[i, part])) for i in range(n_splits)])
+    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    weights = idf_weights_of_codes(*value_codes(vals), n, idf_power) if vals.size else np.empty(0, np.float64)
+    save_array(split / f"w-{part:05d}.npy", weights)
+    trim_heap()
+
+
+def assemble_weights(root: str, index: int, lo: int, hi: int, parts: int, n_splits: int) -> None:
+    """Split ``index``'s weights taken from every partition's and put back in the order of the values
+    ``lo:hi``, written there into ``weights.npy.tmp`` (one contiguous write; splits never overlap)."""
+    split = Path(root) / SPLIT_DIR
+    order, mine = _grouping(read_rows(Path(root) / "values.npy", lo, hi), parts)
+    before = _split_counts(split, n_splits)[:index].sum(axis=0)  # rows of each w-PART before this split's
+    grouped = np.concatenate([read_rows(split / f"w-{p:05d}.npy", int(before[p]), int(before[p] + mine[p]))
+                              for p in range(parts)])
+    weights = np.empty(hi - lo, dtype=np.float64)
+    weights[order] = grouped
+    write_rows(Path(root) / "weights.npy.tmp", lo, weights)
+    trim_heap()
 
 
 def partition_of(keys: np.ndarray, parts: int) -> np.ndarray:
@@ -103,15 +122,13 @@ def partition_of(keys: np.ndarray, parts: int) -> np.ndarray:
     return (np.asarray(keys, dtype=np.uint64) >> np.uint64(64 - int(math.log2(parts)))).astype(np.int64)
 
 
-def weights_partition(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20,
-                      n_splits: int = 0) -> None:
+def weights_partition(root: str, part: int, parts: int, idf_power: float, span: int = 1 << 20) -> None:
     """IDF weights of the values in hash partition ``part``, written in place into ``weights.npy.tmp``
-    (partitions are disjoint sets of positions, so workers never overlap). The values come from the
-    ``n_splits`` splits of :func:`split_values` when there are some, else from the values file. Writes
-    go ``span`` file positions at a time, each block's mapped pages dropped after it."""
+    (partitions are disjoint sets of positions, so workers never overlap). Writes go ``span`` file
+    positions at a time, each block's mapped pages dropped after it. (The weights stage runs this for a
+    single partition; several go through :func:`split_values`, which reads the values once.)"""
     n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
-    vals, pos = (split_partition(root, part, n_splits) if n_splits
-                 else value_partition(Path(root) / "values.npy", part, parts))
+    vals, pos = value_partition(Path(root) / "values.npy", part, parts)
     if vals.size:
         codes, counts = value_codes(vals)
         del vals
@@ -249,5 +266,5 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["SPLIT_DIR", "distinct_codes", "map_shard", "partition_of", "score_codes", "split_partition", "split_values",
-           "table_keys", "value_partition", "verify_partition", "weights_partition"]
+__all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "map_shard", "partition_of", "partition_weights",
+           "score_codes", "split_values", "table_keys", "value_partition", "verify_partition", "weights_partition"]

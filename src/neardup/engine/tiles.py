@@ -99,6 +99,19 @@ def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:
     return out
 
 
+def write_rows(path: str | os.PathLike[str], lo: int, rows: np.ndarray) -> None:
+    """Write ``rows`` over elements ``lo:lo + len(rows)`` of an existing one-dimensional ``.npy`` file
+    (plain writes, no mapping)."""
+    with open(path, "r+b") as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(fh)
+        if len(shape) != 1 or lo + rows.size > shape[0] or dtype != rows.dtype:
+            raise ValueError(f"{path}: cannot write {rows.size} {rows.dtype} at {lo} into {shape} {dtype}")
+        fh.seek(fh.tell() + lo * dtype.itemsize)
+        fh.write(memoryview(np.ascontiguousarray(rows)).cast("B"))
+
+
 #: Values between two documents that are read through rather than sought over (32 KiB of uint64).
 READ_GAP = 4096
 
