@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from neardup.candidates.lsh import band_bucket_pairs, band_keys, collision_bucket_pairs, lsh_plan
-from neardup.config import DedupConfig, ShingleConfig
+from neardup.config import DedupConfig
 from neardup.methods import register
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.represent import minhash
@@ -71,9 +71,10 @@ class MinHash(KeyedMethod):
     def unit_defaults(cls, char: bool) -> dict[str, Any]:
         """Character shingles take a candidate budget and an estimate floor (their candidates stay bounded).
 
-        >>> DedupConfig(method="minhash", shingle=ShingleConfig(char=True)).minhash.candidates_per_doc
-        5.0
-        >>> DedupConfig(method="minhash", shingle=ShingleConfig(char=True)).replace(shingle__char=False).minhash.estimate_floor
+        >>> char = DedupConfig(method="minhash").replace(shingle__char=True)
+        >>> char.minhash.candidates_per_doc, char.minhash.estimate_floor
+        (5.0, 0.3)
+        >>> char.replace(shingle__char=False).minhash.estimate_floor
         """
         if not char:
             return {}
