@@ -44,7 +44,8 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
       is used as the plain overlap (noted);
     * ``minhash``: ``num_perm``, ``bands``/``rows``, ``lsh_threshold`` and ``seed``; ``rule``
       collisions, a candidate budget (``candidates_per_doc``: the threshold was planned on a corpus the
-      online detector does not have) and the batch bucket limits are ignored, noted;
+      online detector does not have; a configured ``lsh_threshold`` is kept as the lower bound it was) and
+      the batch bucket limits are ignored, noted;
     * ``normalize`` -> ``normalize``;
     * ``simhash``, ``ngram``, ``embed``, ``cluster`` and ``verify.idf_power``: no online meaning,
       ignored (noted when they differ from the defaults).
@@ -87,10 +88,12 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
         minhash.update(bands=mh.bands, rows=mh.rows)
     if mh.rule != "lsh":
         notes.append(f"minhash.rule {mh.rule!r} ignored: the online minhash step uses LSH bands")
-    if mh.candidates_per_doc is not None:
+    budget_default = mh.candidates_per_doc is not None and mh.lsh_threshold == mh0.lsh_threshold
+    if mh.candidates_per_doc is not None:  # character shingles always have one (the unit's default)
         notes.append(f"minhash.candidates_per_doc {mh.candidates_per_doc} ignored: the LSH threshold is planned "
-                     "on a corpus; online it takes the unit's default")
-    elif mh.lsh_threshold is not None and mh.bands is None and settings["method"] != "auto":
+                     "on a corpus; online it takes " + ("the unit's default" if budget_default
+                                                        else f"the configured lower bound {mh.lsh_threshold}"))
+    if not budget_default and mh.lsh_threshold is not None and mh.bands is None and settings["method"] != "auto":
         minhash["lsh_threshold"] = mh.lsh_threshold
     for name in ("max_bucket", "max_candidates_per_doc", "min_collisions", "estimate_floor"):
         if getattr(mh, name) != getattr(mh0, name):
