@@ -35,17 +35,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
-
-import psutil
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import build, sentences  # noqa: E402
+from bench_scale import build, sentences, watch  # noqa: E402
 
 COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"]}
 
@@ -64,20 +61,12 @@ def command(path: str, corpus: Path, out: Path, sources: dict[str, str]) -> tupl
 
 def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
     """Wall seconds and the peak summed RSS of the command's process tree."""
-    t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    parent = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            peak = max(peak, sum(p.memory_info().rss for p in [parent, *parent.children(recursive=True)]))
-        except (psutil.Error, OSError):
-            pass
-        time.sleep(0.05)
-    seconds = time.perf_counter() - t0
+    peak = [0]
+    seconds = watch(proc, lambda procs: peak.append(max(peak.pop(), sum(p.memory_info().rss for p in procs))))
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
-    return seconds, peak
+    return seconds, peak[0]
 
 
 def run(corpus: Path, n: int, paths: list[str], rounds: int, sources: dict[str, str]) -> dict[str, Any]:

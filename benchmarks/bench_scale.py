@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -98,35 +99,41 @@ def _anon_bytes(pid: int) -> int:
     return 0
 
 
+def watch(proc: subprocess.Popen, sample: Callable[[list[psutil.Process]], None], every: float = 0.05) -> float:
+    """Call ``sample`` with the process tree of the running command ``proc`` every ``every`` seconds until it
+    exits (processes that end meanwhile are skipped); returns its wall seconds from now."""
+    t0 = time.perf_counter()
+    parent = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        try:
+            sample([parent, *parent.children(recursive=True)])
+        except (psutil.Error, OSError):
+            pass
+        time.sleep(every)
+    return time.perf_counter() - t0
+
+
 def run(path: Path, outdir: Path, memory_limit: str, workers: int, evidence: bool = True) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "-o", str(outdir), "--method", "minhash",
            "--memory-limit", memory_limit, "--workers", str(workers), "--quiet",
            "--evidence" if evidence else "--no-evidence"]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd)
-    parent = psutil.Process(proc.pid)
-    peak, peak_stage, peak_pss, pss_stage, last_pss, peak_anon, anon_stage = 0, "", 0, "", 0.0, 0, ""
+    peaks: dict[str, Any] = {"rss": (0, ""), "anon": (0, ""), "pss": (0, ""), "last_pss": 0.0}
     workdir = outdir / ".neardup-work"
-    while proc.poll() is None:
-        try:
-            procs = [parent] + parent.children(recursive=True)
-            rss = sum(p.memory_info().rss for p in procs)
-            if rss > peak:
-                peak, peak_stage = rss, _stage(workdir)
-            anon = sum(_anon_bytes(p.pid) for p in procs)
-            if anon > peak_anon:
-                peak_anon, anon_stage = anon, _stage(workdir)
-            if time.perf_counter() - last_pss >= 1.0:
-                last_pss = time.perf_counter()
-                pss = sum(p.memory_full_info().pss for p in procs)
-                if pss > peak_pss:
-                    peak_pss, pss_stage = pss, _stage(workdir)
-        except (psutil.Error, OSError):
-            pass
-        time.sleep(0.05)
-    seconds = time.perf_counter() - t0
+
+    def sample(procs: list[psutil.Process]) -> None:
+        figures = {"rss": sum(p.memory_info().rss for p in procs), "anon": sum(_anon_bytes(p.pid) for p in procs)}
+        if time.perf_counter() - peaks["last_pss"] >= 1.0:  # PSS is slow to read: once a second
+            peaks["last_pss"] = time.perf_counter()
+            figures["pss"] = sum(p.memory_full_info().pss for p in procs)
+        for name, value in figures.items():
+            if value > peaks[name][0]:
+                peaks[name] = (value, _stage(workdir))
+
+    proc = subprocess.Popen(cmd)
+    seconds = watch(proc, sample)
     if proc.returncode != 0:
         raise SystemExit(f"neardup dedup failed with exit code {proc.returncode}")
+    (peak, peak_stage), (peak_pss, pss_stage), (peak_anon, anon_stage) = peaks["rss"], peaks["pss"], peaks["anon"]
     summary = json.loads((outdir / "summary.json").read_text())
     return {"seconds": seconds, "peak_rss": peak, "peak_rss_stage": peak_stage, "peak_pss": peak_pss,
             "peak_pss_stage": pss_stage, "peak_anon": peak_anon, "peak_anon_stage": anon_stage, "n_pairs": summary["n_pairs"],

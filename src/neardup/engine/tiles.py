@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neardup.engine.workdir import save_array
+from neardup.engine.workdir import npy_header, save_array
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
 
@@ -87,9 +87,7 @@ def pair_partition(left: np.ndarray, tiles: np.ndarray, parts: int) -> np.ndarra
 def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:
     """Elements ``lo:hi`` of a one-dimensional ``.npy`` file, by a plain file read (no mapping)."""
     with open(path, "rb") as fh:
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(fh)
+        shape, _, dtype = npy_header(fh)
         if len(shape) != 1:
             raise ValueError(f"{path}: expected a one-dimensional array, got shape {shape}")
         fh.seek(fh.tell() + lo * dtype.itemsize)
@@ -103,9 +101,7 @@ def write_rows(path: str | os.PathLike[str], lo: int, rows: np.ndarray) -> None:
     """Write ``rows`` over elements ``lo:lo + len(rows)`` of an existing one-dimensional ``.npy`` file
     (plain writes, no mapping)."""
     with open(path, "r+b") as fh:
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(fh)
+        shape, _, dtype = npy_header(fh)
         if len(shape) != 1 or lo + rows.size > shape[0] or dtype != rows.dtype:
             raise ValueError(f"{path}: cannot write {rows.size} {rows.dtype} at {lo} into {shape} {dtype}")
         fh.seek(fh.tell() + lo * dtype.itemsize)
@@ -128,16 +124,14 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     [2, 3, 4, 9]
     """
     starts, ends = offsets[docs], offsets[docs + 1]
-    if docs.size == 0:
-        return np.load(path, mmap_mode="r")[:0].copy()
-    new_run = np.r_[True, starts[1:] - ends[:-1] > READ_GAP]
-    run_of = np.cumsum(new_run) - 1
-    run_lo = starts[new_run]
-    run_hi = np.maximum.reduceat(ends, np.flatnonzero(new_run))
     with open(path, "rb") as fh:  # the header once, then one positioned read per run
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        _, _, dtype = read_header(fh)
+        _, _, dtype = npy_header(fh)
+        if docs.size == 0:
+            return np.empty(0, dtype=dtype)
+        new_run = np.r_[True, starts[1:] - ends[:-1] > READ_GAP]
+        run_of = np.cumsum(new_run) - 1
+        run_lo = starts[new_run]
+        run_hi = np.maximum.reduceat(ends, np.flatnonzero(new_run))
         at = fh.tell()
         lengths = run_hi - run_lo
         base = np.cumsum(lengths) - lengths  # where each run starts in buf
@@ -160,14 +154,7 @@ class _Joined:
         self.shape = (a.shape[0] + b.shape[0],)
         self.dtype = a.dtype
 
-    def __getitem__(self, idx: np.ndarray | slice) -> np.ndarray:
-        if isinstance(idx, slice):
-            lo, hi, _ = idx.indices(self.shape[0])
-            if hi <= self.split:
-                return self.a[lo:hi]
-            if lo >= self.split:
-                return self.b[lo - self.split : hi - self.split]
-            return np.concatenate([self.a[lo:], self.b[: hi - self.split]])
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx)
         out = np.empty(idx.shape, dtype=self.dtype)
         first = idx < self.split

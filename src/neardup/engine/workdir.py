@@ -175,13 +175,19 @@ def save_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> None:
             np.savez(fh, **arrays)
 
 
+def npy_header(fh: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype of the ``.npy`` file open at its start in ``fh``, which is left at its
+    first data byte (files are read and written in place with plain I/O, not mapped)."""
+    version = np.lib.format.read_magic(fh)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(fh)
+
+
 def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26) -> int:
     """Copy the data bytes of the C-ordered ``.npy`` file ``path`` into the open file ``dst`` at byte ``at``;
     returns their count. The kernel copies (``copy_file_range``) where it can, plain reads elsewhere."""
     with open(path, "rb") as src:
-        version = np.lib.format.read_magic(src)
-        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        _, fortran, _ = header(src)
+        _, fortran, _ = npy_header(src)
         if fortran:
             raise ValueError(f"{path}: expected a C-ordered array")
         start = src.tell()
