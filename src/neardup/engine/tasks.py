@@ -21,6 +21,7 @@ from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.tiles import load_tiles, read_rows, score_tiled, write_rows
 from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
+from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import idf_weights_of_codes, value_codes
 
@@ -64,9 +65,29 @@ SPLIT_DIR = "weights-split"
 
 def _grouping(values: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
     """The order that groups ``values`` by hash partition (positions ascending within each) and the count
-    per partition."""
+    per partition: a compiled counting sort on many values, else NumPy's radix sort of the partitions."""
+    if parts > 1 and pays(int(values.size)):
+        return _grouping_loop(values, np.uint64(64 - int(math.log2(parts))), parts)
     part = partition_of(values, parts).astype(np.uint16 if parts <= 1 << 16 else np.uint32)
     return np.argsort(part, kind="stable"), np.bincount(part, minlength=parts)  # a radix sort of small integers
+
+
+@compiled
+def _grouping_loop(values: np.ndarray, shift: np.uint64, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_grouping`'s loop: count the values of each partition (the top bits, ``values >> shift``),
+    then place each position after those of its partition before it."""
+    counts = np.zeros(parts, dtype=np.int64)
+    for i in range(values.size):
+        counts[values[i] >> shift] += 1
+    at = np.zeros(parts, dtype=np.int64)
+    for p in range(1, parts):
+        at[p] = at[p - 1] + counts[p - 1]
+    order = np.empty(values.size, dtype=np.int64)
+    for i in range(values.size):
+        p = values[i] >> shift
+        order[at[p]] = i
+        at[p] += 1
+    return order, counts
 
 
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets, sort_by_group
 
 
@@ -109,10 +110,12 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
     >>> _marked_intersections(s, np.array([0, 0]), np.array([1, 2]), None, value_codes(s.values)[0]).tolist()
     [1, 0]
     """
+    sizes = sets.sizes
+    if left.size and pays(int(sizes[left].sum()) + int(sizes[right].sum())):
+        return _merged_intersections(sets, left, right, weights)
     if codes is not None and left.size and _marking_pays(sets, left, right):
         return _marked_intersections(sets, left, right, weights, codes)
     out = np.zeros(left.size, dtype=np.int64 if weights is None else np.float64)
-    sizes = sets.sizes
     for lo in range(0, left.size, block):
         lb, rb = left[lo : lo + block], right[lo : lo + block]
         # Tag each value with its pair number; a value shared by both documents of a pair
@@ -126,6 +129,55 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
         dup = (t[1:] == t[:-1]) & (v[1:] == v[:-1])
         w = None if weights is None else weights[idx[order][1:][dup]]
         out[lo : lo + block] = np.bincount(t[1:][dup], weights=w, minlength=lb.size)
+    return out
+
+
+def _parts(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An array as two plain arrays read one after the other: ``(array, empty)``, or the two halves of
+    an array that is two arrays read as one (the chunked engine's tiles, which have ``a`` and ``b``)."""
+    if hasattr(array, "a") and hasattr(array, "b"):
+        return np.asarray(array.a), np.asarray(array.b)  # type: ignore[attr-defined]
+    array = np.asarray(array)
+    return array, array[:0]
+
+
+def _merged_intersections(sets: ShingleSets, left: np.ndarray, right: np.ndarray,
+                          weights: np.ndarray | None) -> np.ndarray:
+    """:func:`intersection_sizes` by a compiled merge of each pair's two sorted sets (the same sums to the
+    last bit: shared weights added in ascending value order)."""
+    va, vb = _parts(sets.values)
+    wa, wb = _parts(weights) if weights is not None else (va[:0].view(np.float64), vb[:0].view(np.float64))
+    out = _merge_loop(va, vb, np.asarray(sets.offsets, dtype=np.int64), np.asarray(left, dtype=np.int64),
+                      np.asarray(right, dtype=np.int64), wa, wb, weights is not None)
+    return out if weights is not None else out.astype(np.int64)
+
+
+@compiled
+def _merge_loop(va: np.ndarray, vb: np.ndarray, offsets: np.ndarray, left: np.ndarray, right: np.ndarray,
+                wa: np.ndarray, wb: np.ndarray, weighted: bool) -> np.ndarray:
+    """:func:`_merged_intersections`' loop; values (and weights) at positions from ``va.size`` on are read
+    from ``vb`` (``wb``)."""
+    split = va.size
+    out = np.zeros(left.size, dtype=np.float64)
+    for k in range(left.size):
+        i, i_end = offsets[left[k]], offsets[left[k] + 1]
+        j, j_end = offsets[right[k]], offsets[right[k] + 1]
+        total = 0.0
+        while i < i_end and j < j_end:
+            x = va[i] if i < split else vb[i - split]
+            y = va[j] if j < split else vb[j - split]
+            if x < y:
+                i += 1
+            elif y < x:
+                j += 1
+            else:
+                if weighted:
+                    total += wa[j] if j < split else wb[j - split]
+                else:
+                    total += 1.0
+                i += 1
+                j += 1
+        out[k] = total
     return out
 
 

@@ -1,0 +1,119 @@
+"""Every compiled loop equals the NumPy code of its job, bit for bit, on random inputs; a run with compiled
+loops gives the same output as one without."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import jit
+from neardup.config import ShingleConfig
+from neardup.engine import tasks
+from neardup.engine.tiles import _Joined
+from neardup.text import shingle
+from neardup.text.shingle import ShingleSets
+from neardup.verify import overlap
+
+
+@pytest.fixture
+def compiled_loops(monkeypatch):
+    """Compiled loops at any size (``NEARDUP_JIT=1``); the NumPy code with ``switch(False)``."""
+    def switch(on: bool) -> None:
+        monkeypatch.setenv("NEARDUP_JIT", "1" if on else "0")
+    switch(True)
+    return switch
+
+
+texts = st.lists(st.text(alphabet="ab cé中\n", max_size=40), max_size=12)
+
+
+@given(texts, st.integers(1, 9), st.sampled_from([1, 1, 2, 3]), st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_shingle_loop_equals_numpy(docs, n, sample, char):
+    import os
+    cfg = ShingleConfig(n=n, char=char, sample=sample)
+    os.environ["NEARDUP_JIT"] = "0"
+    try:
+        ref = shingle.shingle_many(docs, cfg)
+        os.environ["NEARDUP_JIT"] = "1"
+        got = shingle.shingle_many(docs, cfg)
+    finally:
+        del os.environ["NEARDUP_JIT"]
+    assert np.array_equal(ref.values, got.values) and np.array_equal(ref.offsets, got.offsets)
+
+
+def test_shingle_loop_sorts_long_documents_and_clustered_hashes(compiled_loops):
+    rng = np.random.default_rng(0)
+    lengths = np.array([5000, 0, 3, 700, 1], dtype=np.int64)
+    units = rng.integers(0, 2**64 - 1, size=int(lengths.sum()), dtype=np.uint64)
+    units[:2000] = units[0]  # a long run of one unit: many repeated grams
+    for sample in (1, 2, 1000):  # 1000: every kept hash in the lowest 1/1000 of the range
+        got = shingle._ngram_sets(units, lengths, 4, sample)
+        compiled_loops(False)
+        ref = shingle._ngram_sets(units, lengths, 4, sample)
+        compiled_loops(True)
+        assert np.array_equal(ref.values, got.values) and np.array_equal(ref.offsets, got.offsets)
+        assert all((np.diff(got[i].astype(np.float64)) > 0).all() for i in range(len(got)))
+
+
+@given(st.lists(st.lists(st.integers(0, 60), max_size=50), min_size=1, max_size=20), st.integers(0, 2**16),
+       st.booleans())
+@settings(max_examples=100, deadline=None)
+def test_merge_loop_equals_sorting_and_marking(docs, seed, weighted):
+    sets_list = [np.unique(np.array(d, dtype=np.uint64)) for d in docs]
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([s.size for s in sets_list])
+    sets = ShingleSets(np.concatenate(sets_list), offsets)
+    weights = overlap.idf_weights(sets, 2.0) if weighted else None
+    rng = np.random.default_rng(seed)
+    left, right = rng.integers(0, len(docs), size=30), rng.integers(0, len(docs), size=30)
+    merged = overlap._merged_intersections(sets, left, right, weights)
+    import os
+    os.environ["NEARDUP_JIT"] = "0"
+    try:
+        sorted_ = overlap.intersection_sizes(sets, left, right, weights=weights)
+    finally:
+        del os.environ["NEARDUP_JIT"]
+    assert merged.dtype == sorted_.dtype and np.array_equal(merged, sorted_)
+    if sets.values.size:
+        marked = overlap._marked_intersections(sets, left, right, weights, overlap.value_codes(sets.values)[0])
+        assert np.array_equal(merged, marked)
+        cut = int(offsets[len(docs) // 2])  # the same sets as two arrays read as one (the engine's tiles)
+        joined = ShingleSets(_Joined(sets.values[:cut], sets.values[cut:]), offsets)
+        halves = None if weights is None else _Joined(weights[:cut], weights[cut:])
+        assert np.array_equal(overlap._merged_intersections(joined, left, right, halves), merged)
+
+
+@pytest.mark.parametrize("parts", [2, 16, 1024])
+def test_grouping_loop_equals_radix_sort(compiled_loops, parts):
+    values = np.random.default_rng(parts).integers(0, 2**64 - 1, size=50_000, dtype=np.uint64)
+    values[:100] = 0  # partition 0 crowded
+    order, counts = tasks._grouping(values, parts)
+    compiled_loops(False)
+    ref_order, ref_counts = tasks._grouping(values, parts)
+    assert np.array_equal(order, ref_order) and np.array_equal(counts, ref_counts)
+
+
+def test_pays_follows_size_and_switch(monkeypatch):
+    monkeypatch.delenv("NEARDUP_JIT", raising=False)
+    assert not jit.pays(jit.MIN_ELEMENTS - 1) and jit.pays(jit.MIN_ELEMENTS)
+    monkeypatch.setenv("NEARDUP_JIT", "0")
+    assert not jit.pays(10**9)
+
+
+def test_run_with_compiled_loops_equals_numpy_run(compiled_loops):
+    from neardup.api import dedup
+
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(400)]
+    base = [" ".join(rng.choice(words, size=60)) for _ in range(40)]
+    docs = base + [t[: int(len(t) * 0.8)] + " tail" for t in base[:15]]
+    records = [{"id": f"d{i}", "text": t} for i, t in enumerate(docs)]
+    results = []
+    for on in (True, False):
+        compiled_loops(on)
+        for char in (False, True):
+            r = dedup(records, method="minhash", engine="memory", shingle__char=char, shingle__n=5 if char else 4)
+            results.append((r.left.tolist(), r.right.tolist(), r.scores.tolist(), r.cluster_ids))
+    assert results[0] == results[2] and results[1] == results[3]
+    assert len(results[0][0]) >= 15 and len(results[1][0]) >= 15  # the planted copies were found
