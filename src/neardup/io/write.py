@@ -39,7 +39,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _check_folder(folder: Path, what: str) -> None:
     """``folder`` is a folder that can be written, or can be made: its nearest existing ancestor is a
-    writable folder (tried by creating and removing a file there, which also catches read-only mounts)."""
+    writable folder (tried by creating a file there, which also catches read-only mounts: an unnamed one
+    where the system has them, so a run killed at that moment leaves no trace)."""
     existing = folder
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -47,11 +48,10 @@ def _check_folder(folder: Path, what: str) -> None:
         raise OutputError(f"{folder}: {what} is not a folder ({existing} is a file)"
                           if existing != folder else f"{folder}: {what} is a file, not a folder")
     try:
-        fd, probe = tempfile.mkstemp(prefix=".neardup-probe-", dir=existing)
+        with tempfile.TemporaryFile(prefix=".neardup-probe-", dir=existing):  # O_TMPFILE on Linux: no name
+            pass
     except OSError as exc:
         raise OutputError(f"{folder}: {what} is not writable ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
 
 
 def check_outputs(files: list[PathLike] | tuple[PathLike, ...] = (), folders: list[PathLike] | tuple[PathLike, ...] = (),
