@@ -85,13 +85,17 @@ def test_merge_loop_equals_sorting_and_marking(docs, seed, weighted):
 
 
 @pytest.mark.parametrize("parts", [2, 16, 1024])
-def test_grouping_loop_equals_radix_sort(compiled_loops, parts):
+def test_grouping_loops_equal_radix_sort(compiled_loops, parts):
     values = np.random.default_rng(parts).integers(0, 2**64 - 1, size=50_000, dtype=np.uint64)
     values[:100] = 0  # partition 0 crowded
-    order, counts = tasks._grouping(values, parts)
+    items = np.random.default_rng(1).random(values.size)
+    got, counts = tasks.grouped(values, parts)
+    back = tasks.ungrouped(values, parts, items)
     compiled_loops(False)
-    ref_order, ref_counts = tasks._grouping(values, parts)
-    assert np.array_equal(order, ref_order) and np.array_equal(counts, ref_counts)
+    ref, ref_counts = tasks.grouped(values, parts)
+    assert np.array_equal(got, ref) and np.array_equal(counts, ref_counts)
+    assert np.array_equal(back, tasks.ungrouped(values, parts, items))
+    assert np.array_equal(tasks.ungrouped(values, parts, got), values)  # the inverse
 
 
 def test_pays_follows_size_and_switch(monkeypatch):

@@ -67,7 +67,7 @@ def test_chunked_run_over_many_tiles_equals_in_memory_run(example_path, tmp_path
 def test_workers_grown_past_their_share_are_replaced_before_a_stage(example_path, tmp_path):
     """Allocators keep freed memory in long-lived workers; a stage that needs room gets fresh ones."""
     from neardup.engine.local import LocalRun as ChunkedRun
-    from neardup.engine.processes import resident_bytes as _resident_bytes
+    from neardup.engine.processes import held_bytes
 
     run_ = ChunkedRun(example_path, tmp_path / "o", DedupConfig(),
                       EngineConfig(workers=2, memory_limit=parse_size("1GB"), progress=False))
@@ -76,7 +76,7 @@ def test_workers_grown_past_their_share_are_replaced_before_a_stage(example_path
         assert first.submit(sum, [1, 2]).result() == 3  # the workers exist (each holds tens of MB)
         run_.make_room(0)  # they hold far less than half a gigabyte: kept
         assert run_.workers() is first
-        held = sum(_resident_bytes(pid) for pid in first._processes)
+        held = sum(held_bytes(pid) for pid in first._processes)
         assert held > 2 * 2**20  # measured from /proc
         run_.make_room(parse_size("500MB") - held + 2**20)  # what they hold + the need passes half the limit
         second = run_.workers()

@@ -128,12 +128,27 @@ def resident_bytes(pid: int) -> int:
         return 0
 
 
+def held_bytes(pid: int) -> int:
+    """Anonymous resident memory of process ``pid`` (``RssAnon``: its heap and the memory its allocators
+    keep for reuse; not the pages of libraries and files it maps, which the kernel shares and can drop; 0
+    where ``/proc`` is not available)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def pool_resident_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
-    """What the worker processes of a pool hold in memory now (0 for none, or inline)."""
+    """What the worker processes of a pool hold in memory now (:func:`held_bytes`; 0 for none, or inline):
+    a fresh worker holds about 30 MB, 75 MB once it has run a compiled loop."""
     if not isinstance(pool, ProcessPoolExecutor):
         return 0
-    return sum(resident_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
+    return sum(held_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["InlineExecutor", "exit_with_parent", "pool_resident_bytes", "process_pool", "resident_bytes",
+__all__ = ["InlineExecutor", "exit_with_parent", "held_bytes", "pool_resident_bytes", "process_pool", "resident_bytes",
            "start_worker", "stop_pool", "worker_pool"]

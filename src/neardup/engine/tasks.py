@@ -63,39 +63,85 @@ def value_partition(path: str | os.PathLike[str], part: int, parts: int,
 SPLIT_DIR = "weights-split"
 
 
+def grouped(values: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` grouped by hash partition (:func:`partition_of`; positions ascending within each) and the
+    count per partition: a compiled counting sort on many values, else NumPy's radix sort of the partitions.
+
+    >>> g, c = grouped(np.array([2**63, 1, 2**62, 2], dtype=np.uint64), 2)
+    >>> g.tolist() == [1, 2**62, 2, 2**63], c.tolist()
+    (True, [3, 1])
+    """
+    if parts > 1 and pays(int(values.size)):
+        return _grouped_loop(values, np.uint64(64 - int(math.log2(parts))), parts)
+    order, counts = _grouping(values, parts)
+    return values[order], counts
+
+
+def ungrouped(values: np.ndarray, parts: int, items: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`grouped` for items aligned with the grouped values (e.g. their weights): each
+    put back at the position of its value in ``values``.
+
+    >>> v = np.array([2**63, 1, 2**62, 2], dtype=np.uint64)
+    >>> ungrouped(v, 2, grouped(v, 2)[0]).tolist() == v.tolist()
+    True
+    """
+    if parts > 1 and pays(int(values.size)):
+        return _ungrouped_loop(values, np.uint64(64 - int(math.log2(parts))), parts, items)
+    order, _ = _grouping(values, parts)
+    out = np.empty(values.size, dtype=items.dtype)
+    out[order] = items
+    return out
+
+
 def _grouping(values: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
     """The order that groups ``values`` by hash partition (positions ascending within each) and the count
-    per partition: a compiled counting sort on many values, else NumPy's radix sort of the partitions."""
-    if parts > 1 and pays(int(values.size)):
-        return _grouping_loop(values, np.uint64(64 - int(math.log2(parts))), parts)
+    per partition (NumPy)."""
     part = partition_of(values, parts).astype(np.uint16 if parts <= 1 << 16 else np.uint32)
     return np.argsort(part, kind="stable"), np.bincount(part, minlength=parts)  # a radix sort of small integers
 
 
 @compiled
-def _grouping_loop(values: np.ndarray, shift: np.uint64, parts: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_grouping`'s loop: count the values of each partition (the top bits, ``values >> shift``),
-    then place each position after those of its partition before it."""
+def _grouped_loop(values: np.ndarray, shift: np.uint64, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`grouped`'s loop: count the values of each partition (the top bits, ``values >> shift``), then
+    place each value after those of its partition before it."""
     counts = np.zeros(parts, dtype=np.int64)
     for i in range(values.size):
         counts[values[i] >> shift] += 1
     at = np.zeros(parts, dtype=np.int64)
     for p in range(1, parts):
         at[p] = at[p - 1] + counts[p - 1]
-    order = np.empty(values.size, dtype=np.int64)
+    out = np.empty_like(values)
     for i in range(values.size):
         p = values[i] >> shift
-        order[at[p]] = i
+        out[at[p]] = values[i]
         at[p] += 1
-    return order, counts
+    return out, counts
+
+
+@compiled
+def _ungrouped_loop(values: np.ndarray, shift: np.uint64, parts: int, items: np.ndarray) -> np.ndarray:
+    """:func:`ungrouped`'s loop: where each partition's items start, then each value takes the next item
+    of its partition."""
+    at = np.zeros(parts, dtype=np.int64)
+    for i in range(values.size):
+        p = values[i] >> shift
+        if p + 1 < parts:
+            at[p + 1] += 1
+    for p in range(1, parts):
+        at[p] += at[p - 1]
+    out = np.empty(values.size, dtype=items.dtype)
+    for i in range(values.size):
+        p = values[i] >> shift
+        out[i] = items[at[p]]
+        at[p] += 1
+    return out
 
 
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:
     """Split ``index`` of the weights stage: values ``lo:hi`` of the work directory's ``values.npy`` grouped by
     hash partition, and the count per partition. One read of the values file serves every partition."""
-    v = read_rows(Path(root) / "values.npy", lo, hi)
-    order, counts = _grouping(v, parts)
-    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.values.npy", v[order])
+    values, counts = grouped(read_rows(Path(root) / "values.npy", lo, hi), parts)
+    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.values.npy", values)
     save_array(Path(root) / SPLIT_DIR / f"{index:05d}.counts.npy", counts.astype(np.int64))
 
 
@@ -122,13 +168,11 @@ def assemble_weights(root: str, index: int, lo: int, hi: int, parts: int, n_spli
     """Split ``index``'s weights taken from every partition's and put back in the order of the values
     ``lo:hi``, written there into ``weights.npy.tmp`` (one contiguous write; splits never overlap)."""
     split = Path(root) / SPLIT_DIR
-    order, mine = _grouping(read_rows(Path(root) / "values.npy", lo, hi), parts)
-    before = _split_counts(split, n_splits)[:index].sum(axis=0)  # rows of each w-PART before this split's
-    grouped = np.concatenate([read_rows(split / f"w-{p:05d}.npy", int(before[p]), int(before[p] + mine[p]))
-                              for p in range(parts)])
-    weights = np.empty(hi - lo, dtype=np.float64)
-    weights[order] = grouped
-    write_rows(Path(root) / "weights.npy.tmp", lo, weights)
+    counts = _split_counts(split, n_splits)
+    before, mine = counts[:index].sum(axis=0), counts[index]  # rows of each w-PART before this split's, its own
+    items = np.concatenate([read_rows(split / f"w-{p:05d}.npy", int(before[p]), int(before[p] + mine[p]))
+                            for p in range(parts)])
+    write_rows(Path(root) / "weights.npy.tmp", lo, ungrouped(read_rows(Path(root) / "values.npy", lo, hi), parts, items))
     trim_heap()
 
 
