@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import build, sentences, watch  # noqa: E402
+from bench_scale import _anon_bytes, build, sentences, watch  # noqa: E402
 
 COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"]}
 
@@ -59,35 +59,44 @@ def command(path: str, corpus: Path, out: Path, sources: dict[str, str]) -> tupl
     return [sys.executable, "-m", "neardup", "dedup", str(corpus), "-o", str(out), "-q", *COMMANDS[base]], env
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """Wall seconds and the peak summed RSS of the command's process tree."""
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int]:
+    """Wall seconds, the peak summed RSS of the command's process tree and its peak summed anonymous
+    memory (RssAnon: RSS less the pages of files and shared libraries, which RSS counts once per process)."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = [0]
-    seconds = watch(proc, lambda procs: peak.append(max(peak.pop(), sum(p.memory_info().rss for p in procs))))
+    peak = {"rss": 0, "anon": 0}
+
+    def sample(procs: list[Any]) -> None:
+        rss, anon = sum(p.memory_info().rss for p in procs), sum(_anon_bytes(p.pid) for p in procs)
+        peak["rss"], peak["anon"] = max(peak["rss"], rss), max(peak["anon"], anon)
+
+    seconds = watch(proc, sample)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
-    return seconds, peak[0]
+    return seconds, peak["rss"], peak["anon"]
 
 
 def run(corpus: Path, n: int, paths: list[str], rounds: int, sources: dict[str, str]) -> dict[str, Any]:
-    rows: dict[str, dict[str, Any]] = {p: {"seconds": [], "peak_rss": []} for p in paths}
+    rows: dict[str, dict[str, Any]] = {p: {"seconds": [], "peak_rss": [], "peak_anon": []} for p in paths}
     for r in range(rounds):
         for path in paths:
             with tempfile.TemporaryDirectory(prefix="neardup_e2e_") as tmp:
                 out = Path(tmp) / "out"
-                seconds, peak = measure(*command(path, corpus, out, sources))
+                seconds, peak, anon = measure(*command(path, corpus, out, sources))
                 row = rows[path]
                 row["seconds"].append(seconds)
                 row["peak_rss"].append(peak)
+                row["peak_anon"].append(anon)
                 if path != "rensa":
                     summary = json.loads((out / "summary.json").read_text())
                     row.update(candidates=summary["n_candidates"], pairs=summary["n_pairs"],
                                timings=summary["timings"], calibration=summary.get("calibration", {}).get("choice"))
-            print(f"  round {r + 1} {path:18s} {seconds:7.1f} s  {peak / 2**20:6.0f} MiB", file=sys.stderr, flush=True)
+            print(f"  round {r + 1} {path:18s} {seconds:7.1f} s  {peak / 2**20:6.0f} MiB ({anon / 2**20:.0f} MiB anonymous)",
+                  file=sys.stderr, flush=True)
     for path, row in rows.items():
         row["median_seconds"] = statistics.median(row["seconds"])
         row["docs_per_second"] = n / row["median_seconds"]
         row["median_peak_rss"] = statistics.median(row["peak_rss"])
+        row["median_peak_anon"] = statistics.median(row["peak_anon"])
         row["ratios"] = {other: statistics.median(a / b for a, b in zip(rows[other]["seconds"], row["seconds"]))
                          for other in rows if other != path}  # throughput of this path / that path
     return {"n": n, "rounds": rounds, "load": os.getloadavg(), "paths": rows}
@@ -96,15 +105,16 @@ def run(corpus: Path, n: int, paths: list[str], rounds: int, sources: dict[str, 
 def table(result: dict[str, Any]) -> str:
     n = result["n"]
     paths = list(result["paths"])
-    head = "| path | wall (median) | docs/s | peak RSS (tree) | candidates/doc | pairs/doc | " + \
+    head = "| path | wall (median) | docs/s | peak RSS (tree) | anonymous | candidates/doc | pairs/doc | " + \
         " | ".join(f"throughput vs {p}" for p in paths) + " |"
-    lines = [head, "|" + " --- |" * (6 + len(paths))]
+    lines = [head, "|" + " --- |" * (7 + len(paths))]
     for p, row in result["paths"].items():
         cand = f"{row['candidates'] / n:.2f}" if "candidates" in row else ""
         pairs = f"{row['pairs'] / n:.3f}" if "pairs" in row else ""
         ratios = " | ".join("" if o == p else f"{row['ratios'][o]:.2f}x" for o in paths)
         lines.append(f"| {p} | {row['median_seconds']:.1f} s | {row['docs_per_second']:,.0f} | "
-                     f"{row['median_peak_rss'] / 2**20:,.0f} MiB | {cand} | {pairs} | {ratios} |")
+                     f"{row['median_peak_rss'] / 2**20:,.0f} MiB | {row['median_peak_anon'] / 2**20:,.0f} MiB | "
+                     f"{cand} | {pairs} | {ratios} |")
     return "\n".join(lines)
 
 

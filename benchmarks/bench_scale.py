@@ -91,12 +91,7 @@ def _stage(workdir: Path) -> str:
     return "evidence" if (workdir / "evidence").exists() else "cluster/write"
 
 
-def _anon_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return 0
+from neardup.engine.processes import held_bytes as _anon_bytes  # noqa: E402  (RssAnon of a process)
 
 
 def watch(proc: subprocess.Popen, sample: Callable[[list[psutil.Process]], None], every: float = 0.05) -> float:
