@@ -32,10 +32,17 @@ def write_corpus(path, n, seed=3, words=80):
     return path
 
 
+def _sigint_default() -> None:
+    """In the child before it starts: SIGINT handled as a terminal's command would (a test run started in
+    the background by a shell, e.g. ``cmd &``, passes SIGINT on ignored, and Python then keeps ignoring it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def neardup(*args, **kwargs):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen([sys.executable, "-m", "neardup", *map(str, args)], env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+                            preexec_fn=_sigint_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)
 
 
 def wait_for(cond, timeout=60.0, what="condition"):
