@@ -177,6 +177,20 @@ def test_resume_after_sigkill_gives_the_same_output(tmp_path):
     assert _outputs(tmp_path / "run") == _outputs(tmp_path / "ref")
 
 
+def test_joined_arrays_leave_the_shards(example_path, tmp_path):
+    """After the join, the shards keep their ids and lines, not a second copy of the joined arrays."""
+    work = tmp_path / "work"
+    cfg = DedupConfig()
+    run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=1, batch_docs=50, work_dir=str(work),
+                                                                keep_work=True, progress=False))
+    shards = work / "shards"
+    assert len(list(shards.glob("*.done"))) >= 6 and len(list(shards.glob("*.ids.parquet"))) >= 6
+    assert not list(shards.glob("*.values.npy")) and not list(shards.glob("*.sketch.npy"))
+    assert (work / "values.npy").exists() and (work / "sketch.npy").exists()
+    ref = run(read_corpus(example_path), cfg)
+    assert [c["cluster"] for c in _outputs(tmp_path / "o")[0]] == ref.cluster_ids
+
+
 def test_resume_refuses_a_different_run(example_path, tmp_path):
     eng = EngineConfig(workers=1, keep_work=True, progress=False)
     run_chunked(example_path, tmp_path / "o", DedupConfig(), eng)

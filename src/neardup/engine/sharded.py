@@ -57,6 +57,11 @@ from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import doc_weight_totals
 
 
+#: The shards' arrays that the join concatenates (and then deletes from the shards: half the disk, and page
+#: cache the kernel need not write back).
+JOINED_ROWS = ("values.npy", "sketch.npy", "vectors.npy", "chunks.npy")
+
+
 class ShardedRun(abc.ABC):
     """One run of a :class:`DedupConfig` over an input file, in a work directory (see the module docstring)."""
 
@@ -157,9 +162,9 @@ class ShardedRun(abc.ABC):
         t0 = time.perf_counter()
         counts = [[int(x) for x in self.wd.shard(i, "done").read_text().split()] for i in range(n_shards)]
         sizes = [c[0] for c in counts]
-        for name in ("values.npy", "sketch.npy", "vectors.npy", "chunks.npy"):
-            if self.wd.shard(0, name).exists():
-                self._join_rows(name, n_shards)
+        rows = [name for name in JOINED_ROWS if self.wd.shard(0, name).exists()]
+        for name in rows:
+            self._join_rows(name, n_shards)
         offsets = self._join_offsets("offsets.npy", n_shards, sizes)
         save_array(self.wd.root / "offsets.npy", offsets)
         if self.wd.shard(0, "chunk_offsets.npy").exists():
@@ -178,6 +183,9 @@ class ShardedRun(abc.ABC):
         write_json(self.wd.root / "shards.json", {"sizes": sizes, "n_empty": sum(c[1] for c in counts),
                                                   "n_truncated": sum(c[2] for c in counts)})
         self.wd.mark("join")
+        for name in rows:  # joined: the shards' copies are never read again (a resume skips the map and the join)
+            for i in range(n_shards):
+                self.wd.shard(i, name).unlink(missing_ok=True)
         self.timed("join", t0)
 
     def _join_rows(self, name: str, n_shards: int) -> None:
