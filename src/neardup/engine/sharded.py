@@ -11,7 +11,8 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
 
 1. ``map``: documents are read in batches; each batch is represented (normalized, shingled, sketched,
    embedded) by the method in a worker and written as a shard. Texts are never held beyond their batch.
-2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on.
+2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on (and deleted
+   from the shards).
 3. ``weights``: document frequencies of shingles (for IDF-weighted scores), one hash partition at a time.
 4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time (hash partitions of
    the keys when a table is large), pairs spilled to disk by partition, then each partition
