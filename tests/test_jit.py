@@ -121,3 +121,22 @@ def test_run_with_compiled_loops_equals_numpy_run(compiled_loops):
             results.append((r.left.tolist(), r.right.tolist(), r.scores.tolist(), r.cluster_ids))
     assert results[0] == results[2] and results[1] == results[3]
     assert len(results[0][0]) >= 15 and len(results[1][0]) >= 15  # the planted copies were found
+
+
+def test_ctrl_c_inside_a_compiled_call_is_an_interrupt(monkeypatch):
+    """numba wraps a KeyboardInterrupt raised while it runs Python code (loading a cached loop) in a
+    SystemError; a compiled loop raises the KeyboardInterrupt itself, so the command says it was interrupted."""
+    import numba
+
+    def machine(*args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+
+    monkeypatch.setattr(numba, "njit", lambda **options: lambda fn: machine)
+    with pytest.raises(KeyboardInterrupt):
+        jit.compiled(lambda a: a)(1)
+    monkeypatch.setattr(numba, "njit", lambda **options: lambda fn: lambda *a: (_ for _ in ()).throw(SystemError("x")))
+    with pytest.raises(SystemError):
+        jit.compiled(lambda a: a)(1)

@@ -58,7 +58,25 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
             except RuntimeError:  # no writable cache location: compile in every process instead
                 machine = numba.njit(cache=False, nogil=True)(fn)
             state["fn"] = machine
-        return machine(*args)
+        try:
+            return machine(*args)
+        except SystemError as exc:  # Ctrl-C while numba ran Python inside a call (loading a cached loop)
+            if _interrupted(exc):
+                raise KeyboardInterrupt from None
+            raise
 
     call.py_func = fn  # type: ignore[attr-defined]
     return call
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt stands behind ``exc`` (numba turns one raised in Python code it called
+    into "SystemError: ... returned a result with an exception set")."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
