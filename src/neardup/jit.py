@@ -8,9 +8,12 @@ runs its NumPy code on small inputs (:func:`pays`): a short run, a single docume
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: Elements (characters, shingle values, pairs' values) from which a loop is compiled rather than run
@@ -58,25 +61,28 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
             except RuntimeError:  # no writable cache location: compile in every process instead
                 machine = numba.njit(cache=False, nogil=True)(fn)
             state["fn"] = machine
-        try:
+        with _interrupts_after():
             return machine(*args)
-        except SystemError as exc:  # Ctrl-C while numba ran Python inside a call (loading a cached loop)
-            if _interrupted(exc):
-                raise KeyboardInterrupt from None
-            raise
 
     call.py_func = fn  # type: ignore[attr-defined]
     return call
 
 
-def _interrupted(exc: BaseException) -> bool:
-    """Whether a KeyboardInterrupt stands behind ``exc`` (numba turns one raised in Python code it called
-    into "SystemError: ... returned a result with an exception set")."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
+@contextlib.contextmanager
+def _interrupts_after() -> Iterator[None]:
+    """Ctrl-C during the block interrupts after it: numba and llvmlite run Python code inside a call (loading
+    a cached loop, ctypes callbacks while compiling), where a KeyboardInterrupt is swallowed ("Exception
+    ignored on calling ctypes callback") or turned into a SystemError. Only where Python's own handler is in
+    place, on the main thread (workers that ignore SIGINT keep ignoring it)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
