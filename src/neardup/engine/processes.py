@@ -119,15 +119,6 @@ def worker_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecuto
     return InlineExecutor() if workers <= 1 else process_pool(workers, preload)
 
 
-def resident_bytes(pid: int) -> int:
-    """Resident memory of process ``pid`` (0 where ``/proc`` is not available)."""
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def held_bytes(pid: int) -> int:
     """Anonymous resident memory of process ``pid`` (``RssAnon``: its heap and the memory its allocators
     keep for reuse; not the pages of libraries and files it maps, which the kernel shares and can drop; 0
@@ -142,7 +133,7 @@ def held_bytes(pid: int) -> int:
     return 0
 
 
-def pool_resident_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
+def pool_held_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
     """What the worker processes of a pool hold in memory now (:func:`held_bytes`; 0 for none, or inline):
     a fresh worker holds about 30 MB, 75 MB once it has run a compiled loop."""
     if not isinstance(pool, ProcessPoolExecutor):
@@ -150,5 +141,5 @@ def pool_resident_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> in
     return sum(held_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["InlineExecutor", "exit_with_parent", "held_bytes", "pool_resident_bytes", "process_pool", "resident_bytes",
+__all__ = ["InlineExecutor", "exit_with_parent", "held_bytes", "pool_held_bytes", "process_pool",
            "start_worker", "stop_pool", "worker_pool"]

@@ -47,7 +47,7 @@ from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import key_partitions, make_plan, split_size
-from neardup.engine.processes import InlineExecutor, pool_resident_bytes, stop_pool, worker_pool
+from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import build_summary
 from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values, weights_partition
 from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
@@ -107,7 +107,7 @@ class ShardedRun(abc.ABC):
         ``/proc``) plus ``need`` would pass half the memory limit. Fresh workers cost about half a
         second, so small runs keep theirs."""
         if isinstance(self._pool, ProcessPoolExecutor):
-            if pool_resident_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
+            if pool_held_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
                 self.close()
 
     def close(self, now: bool = False) -> None:
