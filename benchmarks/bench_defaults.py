@@ -19,6 +19,8 @@ Rows, each scored on every day (ARI; pairwise P/R/F1 in the JSON):
 * ``neardup tuned`` -- ``neardup tune`` (:func:`neardup.eval.search.tune_config`: representation, score,
   candidate rule, threshold and clustering, from the default, within ``--tune-budget``), chosen on the
   other two days (pooled), reported on this one (leave one day out: never tuned on the day it is scored on);
+* ``default, 1 in K shingles`` (``--sample K,...``) -- the default keeping one shingle in K
+  (``shingle.sample``: the same shingles in every document, for MinHash and verification alike);
 * ``datasketch tuned``, ``rensa tuned`` -- ``MinHashLSH`` over word 4-grams (128 permutations),
   the LSH threshold chosen the same way, candidates kept when their MinHash estimate reaches it,
   clusters = connected components.
@@ -183,7 +185,7 @@ def tune_peer(name: str, val: LabelledData, test: LabelledData) -> dict[str, Any
 # ---------------------------------------------------------------- the runs
 
 def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str],
-        budget: float | None) -> list[dict[str, Any]]:
+        budget: float | None, samples: tuple[int, ...] = ()) -> list[dict[str, Any]]:
     root = data_dir()
     clean = {d: load_any(root / DAYS[d]) for d in days}
     for d, data in clean.items():
@@ -202,6 +204,9 @@ def run(days: list[str], test_days: list[str], presets: list[str], peers: list[s
                    "default": {**{k: default[k] for k in ("ari", "precision", "recall", "f1")},
                                "seconds": round(seconds, 2)},
                    "previous default": {k: previous[k] for k in ("ari", "precision", "recall", "f1")}}
+            for k in samples:
+                sampled = evaluate(test, DedupConfig(method="auto").replace(shingle__sample=k))
+                out[f"default, 1 in {k} shingles"] = {m: sampled[m] for m in ("ari", "precision", "recall", "f1")}
             if budget is not None:
                 tuned = tune_config(val, test, DedupConfig(method="auto"), budget=budget)
                 out["neardup tuned"] = {**{k: tuned["test"][k] for k in ("ari", "precision", "recall", "f1")},
@@ -234,6 +239,8 @@ def main() -> None:
     ap.add_argument("--no-peers", action="store_true", help="skip datasketch and rensa")
     ap.add_argument("--no-tune", action="store_true", help="skip neardup tune (the untuned rows only)")
     ap.add_argument("--json", type=Path, help="write every row as JSON here")
+    ap.add_argument("--sample", default="", help="comma-separated K: add the default with one shingle in K kept "
+                                                 "(shingle.sample) as rows")
     args = ap.parse_args()
     days = list(DAYS)
     if not (data_dir() / DAYS[days[0]]).exists():
@@ -257,7 +264,8 @@ def main() -> None:
                 print(f"bench_defaults: {peer} not installed, skipped", file=sys.stderr)
     test_days = days[1:2] if args.quick else days
     t0 = time.perf_counter()
-    rows = run(days, test_days, presets, peers, None if args.no_tune else args.tune_budget)
+    rows = run(days, test_days, presets, peers, None if args.no_tune else args.tune_budget,
+               tuple(int(k) for k in args.sample.split(",") if k.strip()))
     print(f"ARI, mean over test days {', '.join(test_days)} (tuned rows: tuned on the other days)\n")
     print(table(rows))
     print(f"\n{time.perf_counter() - t0:.0f} s")

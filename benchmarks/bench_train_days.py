@@ -3,7 +3,7 @@
 Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloaded):
 
     python benchmarks/bench_train_days.py [--work DIR] [--threads 2] [--conditions clean,ocr-heavy,nlpaug-ocr]
-        [--copies 1] [--epochs 2] [--ce-epochs 2] [--train-only] [--reuse]
+        [--copies 1] [--epochs 2] [--ce-epochs 2] [--neg-per-pos 1] [--hard-fraction 0.67] [--train-only] [--reuse]
 
 Protocol. The three exhaustively labelled days of ``../shared/data/reuters_days`` rotate: for each test
 day, the models are trained on one other day and validated on the third (never on the test day):
@@ -70,6 +70,10 @@ def train_fold(work: Path, test: str, train: str, val: str, args: argparse.Names
     bi_dir, ce_dir = fold / "bi", fold / "ce"
     common = dict(data=(str(day_path(train)),), val_data=(str(day_path(val)),), copies=args.copies, seed=args.seed,
                   threads=args.threads, progress=True, evaluate=False)
+    if args.neg_per_pos is not None:
+        common["neg_per_pos"] = args.neg_per_pos
+    if args.hard_fraction is not None:
+        common["hard_fraction"] = args.hard_fraction
     reports = train_models({
         "biencoder": TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common),
         "crossencoder": TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
@@ -177,6 +181,8 @@ def main() -> None:
     ap.add_argument("--ce-epochs", type=int, default=2, help="cross-encoder epochs")
     ap.add_argument("--ce-seq", type=int, default=128, help="cross-encoder tokens per pair")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--neg-per-pos", type=float, default=None, help="negative pairs per positive (train --neg-per-pos)")
+    ap.add_argument("--hard-fraction", type=float, default=None, help="share of hard negatives (train --hard-fraction)")
     ap.add_argument("--conditions", default="clean,ocr-heavy,nlpaug-ocr")
     ap.add_argument("--folds", default=",".join(f[0] for f in FOLDS), help="test days to run")
     ap.add_argument("--train-only", action="store_true")
