@@ -132,3 +132,30 @@ def test_a_chunked_run_reads_the_texts_again_from_any_format(example_path, tmp_p
     got = neardup.dedup(path, engine=EngineConfig(name="local", workers=1, progress=False, batch_docs=50),
                         output=tmp_path / "o")
     assert got.evidence() == ref.evidence() and len(ref.evidence()) == ref.summary["n_pairs"] > 50
+
+
+def test_the_text_store_reads_each_text_back_without_mapping_the_store(tmp_path, monkeypatch):
+    """A chunked run's evidence workers read paired texts at random: one positioned read each, no memory map
+    (a map keeps every touched folio of the store resident in the worker)."""
+    import mmap
+
+    from neardup.engine.evidence import TextStore
+    from neardup.engine.workdir import save_array
+
+    texts = ["first story", "", "zweite Geschichte: Größe", "\u4e2d\u6587\u65b0\u95fb", "x" * 5000]
+    docs = np.array([2, 5, 9, 11, 40])
+    data = [t.encode("utf-8") for t in texts]
+    (tmp_path / "texts.bin").write_bytes(b"".join(data))
+    save_array(tmp_path / "text_offsets.npy", np.concatenate([[0], np.cumsum([len(d) for d in data])]).astype(np.int64))
+    save_array(tmp_path / "text_docs.npy", docs)
+    monkeypatch.setattr(mmap, "mmap", lambda *a, **k: pytest.fail("the text store was memory-mapped"))
+    store = TextStore(tmp_path)
+    try:
+        assert [store(int(d)) for d in docs[::-1]] == texts[::-1]
+    finally:
+        store.close()
+    (tmp_path / "texts.bin").write_bytes(b"".join(data)[:-10])
+    store = TextStore(tmp_path)
+    with pytest.raises(RuntimeError, match="truncated"):
+        store(40)
+    store.close()

@@ -115,6 +115,62 @@ def test_read_docs_gathers_documents_in_order_and_refuses_a_truncated_file(tmp_p
         read_docs(tmp_path / "v.npy", offsets, np.array([4]))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_sketch_rows_of_pairs_are_read_block_by_block_equal_to_gathering(tmp_path, seed):
+    from neardup.engine.tasks import sketch_pairs
+    from neardup.engine.tiles import gather_rows
+
+    rng = np.random.default_rng(seed)
+    sketch = rng.integers(0, 2**32, size=(int(rng.integers(1, 400)), 16), dtype=np.uint32)
+    save_array(tmp_path / "sketch.npy", sketch)
+    rows = np.unique(rng.integers(0, len(sketch), size=int(rng.integers(0, 60))))  # runs of neighbours and gaps
+    assert np.array_equal(gather_rows(tmp_path / "sketch.npy", rows), sketch[rows])
+    left = np.sort(rng.integers(0, len(sketch), size=int(rng.integers(0, 500))))
+    right = rng.integers(0, len(sketch), size=left.size)
+    got = list(sketch_pairs(str(tmp_path / "sketch.npy"), left, right, block=int(rng.integers(1, 64))))
+    starts = [lo for lo, _, _ in got]
+    assert starts == sorted(starts) and (not got or starts[0] == 0)
+    a = np.concatenate([x for _, x, _ in got]) if got else np.empty((0, 16), np.uint32)
+    b = np.concatenate([y for _, _, y in got]) if got else np.empty((0, 16), np.uint32)
+    assert np.array_equal(a, sketch[left]) and np.array_equal(b, sketch[right])
+
+
+def test_sketch_rows_of_a_one_dimensional_file_are_its_elements_and_a_truncated_file_is_refused(tmp_path):
+    from neardup.engine.tiles import gather_rows
+
+    save_array(tmp_path / "v.npy", np.arange(10, dtype=np.uint64))  # SimHash: one fingerprint a document
+    assert gather_rows(tmp_path / "v.npy", np.array([1, 2, 7])).tolist() == [1, 2, 7]
+    save_array(tmp_path / "s.npy", np.arange(40, dtype=np.uint32).reshape(10, 4))
+    with open(tmp_path / "s.npy", "r+b") as fh:
+        fh.truncate(128 + 4 * 4 * 5)
+    with pytest.raises(ValueError, match="truncated"):
+        gather_rows(tmp_path / "s.npy", np.array([2, 8]))
+
+
+def test_verification_never_maps_the_sketch(tmp_path, monkeypatch):
+    """The character default screens candidates by their MinHash estimate: the sketch rows come from plain
+    reads, not a memory map (gathered at random, a mapped file's touched folios stay resident)."""
+    import neardup.engine.tasks as tasks
+    from neardup.config import DedupConfig, EngineConfig
+    from neardup.engine.local import run_chunked
+
+    mapped = []
+    real = tasks.load_array
+    monkeypatch.setattr(tasks, "load_array", lambda path, mmap=True: (mapped.append(str(path)) if mmap else None)
+                        or real(path, mmap=mmap))
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(300)]
+    base = [" ".join(rng.choice(words, size=80)) for _ in range(40)]
+    texts = base + [t[:-6] + " extra" for t in base]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(f'{{"id": {i}, "text": "{t}"}}\n' for i, t in enumerate(texts)))
+    cfg = DedupConfig(method="minhash").replace(shingle__char=True)
+    assert cfg.minhash.estimate_floor is not None  # the character unit's screening is on
+    summary = run_chunked(src, tmp_path / "out", cfg, EngineConfig(workers=1, batch_docs=20, progress=False))
+    assert summary["n_pairs"] >= 40 and summary["n_candidates"] > 0
+    assert not [p for p in mapped if p.endswith("sketch.npy")]
+
+
 def test_weights_from_splits_equal_idf_weights(tmp_path):
     from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values
 

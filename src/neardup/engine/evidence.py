@@ -8,8 +8,9 @@ processes; must not find passages (:mod:`neardup.verify.passages`), build eviden
 The map stage keeps no text, so the input is read again (as :mod:`neardup.io.keep` does; of a JSONL file,
 only the lines of the documents in pairs are parsed) and the texts of the documents in pairs, and only
 those, are written to a text store in the work directory: their UTF-8
-bytes one after the other (``texts.bin``) and where each starts (``text_offsets.npy``), read through a
-memory map. Pairs are then cut into chunks (two or more per worker, at most :data:`PAIRS_PER_TASK`); a
+bytes one after the other (``texts.bin``) and where each starts (``text_offsets.npy``), each text read back
+by one positioned read (not a memory map: pairs touch the store at random, and a map would keep every touched
+folio of it in a worker's resident set, 365 MB a worker for the word path at a million stories). Pairs are then cut into chunks (two or more per worker, at most :data:`PAIRS_PER_TASK`); a
 worker computes a chunk's rows (texts read from the store) into ``evidence/PPPPPP.parquet``, and the parts
 are streamed into the output in order. Memory: one chunk's rows per worker (aligned a block at a time,
 :func:`neardup.evidence.evidence_table`) and an offset per paired document.
@@ -17,7 +18,7 @@ are streamed into the output in order. Memory: one chunk's rows per worker (alig
 
 from __future__ import annotations
 
-import mmap
+import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -51,18 +52,18 @@ class TextStore:
         self.docs = load_array(r / "text_docs.npy", mmap=False)
         self.offsets = load_array(r / "text_offsets.npy", mmap=False)
         self._file = open(r / "texts.bin", "rb")
-        size = int(self.offsets[-1])
-        self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
 
     def __call__(self, doc: int) -> str:
         """The text of document ``doc`` (one of ``docs``)."""
         k = int(np.searchsorted(self.docs, doc))
-        return self._data[int(self.offsets[k]) : int(self.offsets[k + 1])].decode("utf-8", "surrogatepass")
+        lo, hi = int(self.offsets[k]), int(self.offsets[k + 1])
+        data = os.pread(self._file.fileno(), hi - lo, lo)
+        if len(data) != hi - lo:
+            raise RuntimeError(f"{self._file.name}: truncated (text of document {doc} at bytes {lo}:{hi})")
+        return data.decode("utf-8", "surrogatepass")
 
     def close(self) -> None:
-        """Release the memory map and the file."""
-        if isinstance(self._data, mmap.mmap):
-            self._data.close()
+        """Release the file."""
         self._file.close()
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
-from neardup.engine.tiles import load_tiles, read_rows, score_tiled, write_rows
+from neardup.engine.tiles import load_tiles, gather_rows, read_rows, score_tiled, write_rows
 from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
@@ -252,6 +252,23 @@ def _release(rep: Representation) -> None:
             release(arr)
 
 
+#: Candidate pairs whose sketch rows are read at once (two rows a pair: 16 MiB of MinHash's 128 32-bit values).
+SKETCH_PAIRS_PER_BLOCK = 1 << 14
+
+
+def sketch_pairs(path: str, left: np.ndarray, right: np.ndarray,
+                 block: int = SKETCH_PAIRS_PER_BLOCK) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """``(start, left rows, right rows)`` of the sketch file ``path`` for the pairs, ``block`` pairs at a time,
+    read by plain reads (:func:`~neardup.engine.tiles.gather_rows`), never mapped: gathered at random
+    through a map, every touched folio of the file stays in the worker's resident set (about 450 MB a worker
+    at a million character-shingled documents, past the memory limit)."""
+    for lo in range(0, left.size, block):
+        a, b = left[lo : lo + block], right[lo : lo + block]
+        rows = np.unique(np.concatenate([a, b]))
+        got = gather_rows(path, rows)
+        yield lo, got[np.searchsorted(rows, a)], got[np.searchsorted(rows, b)]
+
+
 def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
     of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
@@ -262,19 +279,25 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     """
     method = methods.get(config)
     left, right = codes // n, codes % n
-    sketch = load_array(os.path.join(root, "sketch.npy")) if os.path.exists(os.path.join(root, "sketch.npy")) else None
-    if sketch is not None and left.size:
-        sizes_a = sizes_b = None
-        if getattr(method.config.minhash, "estimate_floor", None) is not None:  # set sizes only for screening
-            off = load_array(os.path.join(root, "offsets.npy"))
-            sizes_a, sizes_b = off[left + 1] - off[left], off[right + 1] - off[right]
-        keep = method.keep_candidates(np.asarray(sketch[left]), np.asarray(sketch[right]), sizes_a, sizes_b)
-        if keep is not None:
+    sketch = os.path.join(root, "sketch.npy")
+    if os.path.exists(sketch) and left.size:
+        screen = getattr(method.config.minhash, "estimate_floor", None) is not None  # set sizes only for screening
+        off = load_array(os.path.join(root, "offsets.npy"), mmap=False) if screen else None
+        kept = []
+        for lo, a, b in sketch_pairs(sketch, left, right):
+            hi = lo + a.shape[0]
+            sizes = (None, None) if off is None else (off[left[lo:hi] + 1] - off[left[lo:hi]],
+                                                      off[right[lo:hi] + 1] - off[right[lo:hi]])
+            keep = method.keep_candidates(a, b, *sizes)
+            if keep is None and not kept:  # the method screens nothing: no more blocks read
+                break
+            kept.append(np.ones(a.shape[0], dtype=bool) if keep is None else keep)
+        if kept:
+            keep = np.concatenate(kept)
             left, right = left[keep], right[keep]
     if method.scores_from == "sketch":
-        assert sketch is not None
-        s = method.score_sketches(np.asarray(sketch[left]), np.asarray(sketch[right])) if left.size \
-            else np.empty(0, dtype=np.float64)
+        s = np.concatenate([np.empty(0, dtype=np.float64)] +
+                           [method.score_sketches(a, b) for _, a, b in sketch_pairs(sketch, left, right)])
     else:
         totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if method.weighted() else None
         s = score_tiled(root, left, right, method.score_name, load_tiles(root), totals)
@@ -332,5 +355,5 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
 
 
 __all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "grouped", "map_shard", "partition_of", "partition_weights",
-           "score_codes", "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
+           "score_codes", "sketch_pairs", "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
            "weights_partition"]

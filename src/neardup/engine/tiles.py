@@ -9,7 +9,9 @@ tile of their left document; a worker reads that tile with plain file reads (pag
 then, for each other tile, only the documents its pairs name there (runs of nearby documents in one read:
 candidate pairs are sparse, so this reads a small part of the other tiles), and scores the pairs of each
 tile pair on small contiguous arrays. Resident memory is at most two tiles plus the pairs, whatever the
-corpus size; the scores are bit-identical to scoring on the whole arrays.
+corpus size; the scores are bit-identical to scoring on the whole arrays. Sketch rows of candidate pairs
+(MinHash estimates, sketch scores) are read the same way, a block of pairs at a time
+(:func:`gather_rows`).
 """
 
 from __future__ import annotations
@@ -123,12 +125,38 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     >>> read_docs(p, np.array([0, 2, 5, 9, 10]), np.array([1, 3])).tolist()
     [2, 3, 4, 9]
     """
-    starts, ends = offsets[docs], offsets[docs + 1]
+    return _read_spans(path, offsets[docs], offsets[docs + 1], READ_GAP)
+
+
+def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` (ascending, along the first axis) of a ``.npy`` file (a sketch: one row a document), by
+    plain reads, neighbouring rows in one read: a mapped file gathered at random counts whole folios of it in
+    the process's resident set, up to the file's size.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.npy"
+    >>> save_array(p, np.arange(12).reshape(6, 2))
+    >>> gather_rows(p, np.array([0, 1, 4])).tolist()
+    [[0, 1], [2, 3], [8, 9]]
+    """
+    with open(path, "rb") as fh:
+        shape, _, _ = npy_header(fh)
+    if len(shape) == 0:
+        raise ValueError(f"{path}: expected an array of rows, got a scalar")
+    width = int(np.prod(shape[1:], dtype=np.int64))
+    rows = np.asarray(rows, dtype=np.int64)
+    flat = _read_spans(path, rows * width, (rows + 1) * width, 2 * width)  # read through gaps of two rows at most
+    return flat.reshape((rows.size,) + tuple(shape[1:]))
+
+
+def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarray, gap: int) -> np.ndarray:
+    """Elements ``starts[i]:ends[i]`` of a ``.npy`` file (spans ascending), concatenated: one positioned read
+    per run of spans lying closer than ``gap`` elements."""
     with open(path, "rb") as fh:  # the header once, then one positioned read per run
         _, _, dtype = npy_header(fh)
-        if docs.size == 0:
+        if starts.size == 0:
             return np.empty(0, dtype=dtype)
-        new_run = np.r_[True, starts[1:] - ends[:-1] > READ_GAP]
+        new_run = np.r_[True, starts[1:] - ends[:-1] > gap]
         run_of = np.cumsum(new_run) - 1
         run_lo = starts[new_run]
         run_hi = np.maximum.reduceat(ends, np.flatnonzero(new_run))
@@ -143,6 +171,8 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
                 raise ValueError(f"{path}: truncated (wanted elements {lo}:{lo + n})")
     sizes = ends - starts
     first = starts - run_lo[run_of] + base[run_of]
+    if run_lo.size == starts.size:  # every span its own run: buf is the answer
+        return buf
     return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
 
 
