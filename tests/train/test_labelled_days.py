@@ -88,6 +88,28 @@ def test_labelled_training_settings_are_checked():
     assert one.data == "x" and one.fingerprint() == TrainConfig(data="x", out="y").fingerprint()
 
 
+def test_labelled_data_draws_two_hard_heavy_negatives_a_positive_unless_told(days):
+    """The negatives' default follows the data: labelled days (real siblings to draw on) 2 a positive, 80% hard;
+    --synthetic keeps the NEWS-COPY mix; given values win, and the pairs built follow them."""
+    from neardup.train.pairs import HARD_FRACTION, build_pairs
+
+    labelled = TrainConfig(data="x", out="y")
+    assert (labelled.neg_per_pos, labelled.hard_fraction) == (2.0, 0.8)
+    synthetic = TrainConfig(data="x", out="y", synthetic=True)
+    assert (synthetic.neg_per_pos, synthetic.hard_fraction) == (1.0, HARD_FRACTION)
+    given = TrainConfig(data="x", out="y", neg_per_pos=0.5, hard_fraction=0.0)
+    assert (given.neg_per_pos, given.hard_fraction) == (0.5, 0.0)
+    assert labelled.fingerprint() != given.fingerprint()
+    ts = load_labelled_sets([days[0]], copies=0, seed=0)
+    pairs = build_pairs(ts, labelled.neg_per_pos, labelled.hard_fraction, seed=0)
+    c = pairs.info["counts"]
+    negatives = sum(v for k, v in c.items() if k != "positive")
+    assert negatives >= 1.5 * c["positive"], c
+    assert pairs.info["hard_fraction_target"] == 0.8  # as many hard as the pool holds, up to 80% of them
+    assert c["hard"] + c["mined"] == min(pairs.info["hard_pool"]["explicit"] + pairs.info["hard_pool"]["mined"],
+                                         round(0.8 * negatives)), pairs.info
+
+
 def test_biencoder_trains_on_one_day_and_validates_on_another(tmp_path, days, tiny_model):
     from neardup.cli.train import train_app
     from neardup.represent.transformer import TransformerEncoder
@@ -95,11 +117,11 @@ def test_biencoder_trains_on_one_day_and_validates_on_another(tmp_path, days, ti
     out = tmp_path / "bi"
     res = CliRunner().invoke(train_app, [
         "biencoder", "--data", str(days[0]), "--val-data", str(days[1]), "--noisy-copies", "1", "--base", tiny_model,
-        "--out", str(out), "--steps", "16", "--batch-size", "8", "--lr", "1e-3", "--warmup", "0",
+        "--out", str(out), "--steps", "32", "--batch-size", "8", "--lr", "1e-3", "--warmup", "0",
         "--max-seq-length", "64", "--eval-max-tokens", "64", "--threads", "1", "--quiet", "--format", "json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout.strip().splitlines()[-1])
-    assert report["steps"] == 16 and report["loss_last"] < report["loss_first"], report
+    assert report["steps"] == 32 and report["loss_last"] < report["loss_first"], report
     n_val = 2 * len(load_labelled_sets([days[1]]))
     assert report["data"]["validation"]["n_docs"] == n_val  # the other day with its copies, not a split
     assert report["data"]["train"]["n_docs"] == 2 * len(load_labelled_sets([days[0]]))

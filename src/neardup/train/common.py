@@ -32,6 +32,11 @@ from neardup.train.sources import load_labelled_sets, load_training_set
 from neardup.train.synthetic import SyntheticConfig
 
 LOSSES: tuple[str, ...] = ("online-contrastive", "mnrl", "supcon")
+#: Negatives per positive and their hard share when none are given: ``(neg_per_pos, hard_fraction)`` for
+#: labelled data (real template siblings, same-event reports and updates to draw on: two hard-heavy negatives
+#: a positive lifted the fine-tuned bi-encoder, rerank and the hybrid on the three labelled Reuters days,
+#: docs/training.md) and for ``--synthetic`` (the NEWS-COPY mix, one negative a positive, two thirds hard).
+NEGATIVES: dict[bool, tuple[float, float]] = {False: (2.0, 0.8), True: (1.0, HARD_FRACTION)}
 REPORT_FILE = "train_report.json"
 
 
@@ -63,8 +68,8 @@ class TrainConfig:
     resume: bool = False
     checkpoint_every: int = 50
     val_fraction: float = 0.15
-    neg_per_pos: float = 1.0
-    hard_fraction: float = HARD_FRACTION
+    neg_per_pos: float | None = None  # None: NEGATIVES[synthetic] (filled in on construction)
+    hard_fraction: float | None = None  # None: NEGATIVES[synthetic]
     mine: str | None = None  # None: DEFAULT_MINE of the trainer (bi-encoder: minhash; cross-encoder: encoder)
     mine_k: int = 5
     max_sources: int | None = 300
@@ -117,6 +122,9 @@ class TrainConfig:
         check(8 <= self.max_seq_length <= 512, f"--max-seq-length must be in 8..512, got {self.max_seq_length}")
         check(self.max_minutes is None or self.max_minutes > 0, f"--max-minutes must be > 0, got {self.max_minutes}")
         check(0 < self.val_fraction < 1, f"--val-fraction must be in (0, 1), got {self.val_fraction}")
+        neg_per_pos, hard_fraction = NEGATIVES[bool(self.synthetic)]
+        self.neg_per_pos = neg_per_pos if self.neg_per_pos is None else self.neg_per_pos
+        self.hard_fraction = hard_fraction if self.hard_fraction is None else self.hard_fraction
         check(0 <= self.hard_fraction <= 1, f"--hard-fraction must be in [0, 1], got {self.hard_fraction}")
         check(self.neg_per_pos >= 0, f"--neg-per-pos must be >= 0, got {self.neg_per_pos}")
         check(self.max_sources is None or self.max_sources >= 2, "--max-sources must be >= 2")
