@@ -220,3 +220,43 @@ def test_array_bytes_are_appended_by_the_kernel_or_by_plain_reads_alike(tmp_path
             for i in range(3):
                 at += workdir.append_array_bytes(tmp_path / f"{i}.npy", dst, at, block=1000)
         assert np.array_equal(np.load(tmp_path / "out.npy"), want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_reads_equal_the_python_reads_and_stop_where_the_file_ends(tmp_path, seed):
+    """The compiled loop of pread calls (large reads) reads exactly the bytes of the plain preadv loop, and
+    both report the runs read in full when the file ends early."""
+    import os
+
+    from neardup.engine.tiles import _compiled_reads, _read_runs
+
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 256, size=200_000, dtype=np.uint8)
+    (tmp_path / "f").write_bytes(data.tobytes())
+    nbytes = rng.integers(1, 600, size=300).astype(np.int64)
+    at = np.sort(rng.choice(200_000 - 600, size=300, replace=False)).astype(np.int64)
+    into = (np.cumsum(nbytes) - nbytes).astype(np.int64)
+    fd = os.open(tmp_path / "f", os.O_RDONLY)
+    try:
+        a, b = np.zeros(int(nbytes.sum()), np.uint8), np.ones(int(nbytes.sum()), np.uint8)
+        assert _read_runs(fd, a, at, nbytes, into) == 300 == _compiled_reads()(fd, b, at, nbytes, into)
+        assert np.array_equal(a, b)
+        assert np.array_equal(a[into[7] : into[7] + nbytes[7]], data[at[7] : at[7] + nbytes[7]])
+        past = at.copy()
+        past[150:] += 200_000  # past the end from run 150 on
+        assert _read_runs(fd, a, past, nbytes, into) == 150 == _compiled_reads()(fd, b, past, nbytes, into)
+    finally:
+        os.close(fd)
+
+
+def test_a_large_gather_takes_the_compiled_reads_and_equals_the_small_path(tmp_path, monkeypatch):
+    from neardup.engine.tiles import gather_rows
+
+    sketch = np.random.default_rng(5).integers(0, 2**32, size=(5000, 128), dtype=np.uint32)
+    save_array(tmp_path / "s.npy", sketch)
+    rows = np.unique(np.random.default_rng(6).integers(0, 5000, size=3000))
+    monkeypatch.setenv("NEARDUP_JIT", "1")
+    big = gather_rows(tmp_path / "s.npy", rows)
+    monkeypatch.setenv("NEARDUP_JIT", "0")
+    small = gather_rows(tmp_path / "s.npy", rows)
+    assert np.array_equal(big, sketch[rows]) and np.array_equal(small, sketch[rows])

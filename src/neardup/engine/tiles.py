@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from neardup.engine.workdir import npy_header, save_array
+from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
 
@@ -164,16 +166,53 @@ def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarr
         lengths = run_hi - run_lo
         base = np.cumsum(lengths) - lengths  # where each run starts in buf
         buf = np.empty(int(lengths.sum()), dtype=dtype)
-        view = memoryview(buf).cast("B")
         size = dtype.itemsize
-        for lo, n, b in zip(run_lo.tolist(), lengths.tolist(), base.tolist()):
-            if os.preadv(fh.fileno(), [view[b * size : (b + n) * size]], at + lo * size) != n * size:
-                raise ValueError(f"{path}: truncated (wanted elements {lo}:{lo + n})")
+        if pays(int(buf.size)) and hasattr(os, "pread"):  # one compiled loop of reads: ~1 us a run, not ~3 us
+            done = _compiled_reads()(fh.fileno(), buf, (at + run_lo * size).astype(np.int64), lengths * size, base * size)
+        else:
+            done = _read_runs(fh.fileno(), buf, at + run_lo * size, lengths * size, base * size)
+        if done < run_lo.size:
+            raise ValueError(f"{path}: truncated (wanted elements {run_lo[done]}:{run_lo[done] + lengths[done]})")
     sizes = ends - starts
     first = starts - run_lo[run_of] + base[run_of]
     if run_lo.size == starts.size:  # every span its own run: buf is the answer
         return buf
     return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
+
+
+def _read_runs(fd: int, buf: np.ndarray, at: np.ndarray, nbytes: np.ndarray, into: np.ndarray) -> int:
+    """Read ``nbytes[i]`` bytes of file ``fd`` at byte ``at[i]`` into ``buf`` at byte ``into[i]``, for each run
+    ``i`` in turn; returns the runs read in full (fewer: the file ended)."""
+    view = memoryview(buf).cast("B")
+    for i, (pos, n, b) in enumerate(zip(at.tolist(), nbytes.tolist(), into.tolist())):
+        if os.preadv(fd, [view[b : b + n]], pos) != n:
+            return i
+    return len(at)
+
+
+#: libc's ``pread``, called by name from machine code (resolved when the loop is linked, so the loop caches);
+#: declared on first use (:func:`_compiled_reads`): importing numba costs a process ~0.3 s.
+_pread: object = None
+
+
+def _compiled_reads() -> Any:
+    """The compiled read loop, ``pread`` declared for it first."""
+    global _pread
+    if _pread is None:
+        from numba import types
+
+        _pread = types.ExternalFunction("pread", types.intp(types.intc, types.intp, types.uintp, types.intp))
+    return _pread_runs
+
+
+@compiled
+def _pread_runs(fd: int, buf: np.ndarray, at: np.ndarray, nbytes: np.ndarray, into: np.ndarray) -> int:
+    """:func:`_read_runs` as one compiled loop of ``pread`` calls (the same bytes, the same count)."""
+    base = buf.ctypes.data
+    for i in range(at.size):
+        if _pread(fd, base + into[i], nbytes[i], at[i]) != nbytes[i]:  # type: ignore[operator]
+            return i
+    return at.size
 
 
 class _Joined:
