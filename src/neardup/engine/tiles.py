@@ -127,7 +127,12 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     >>> read_docs(p, np.array([0, 2, 5, 9, 10]), np.array([1, 3])).tolist()
     [2, 3, 4, 9]
     """
-    return _read_spans(path, offsets[docs], offsets[docs + 1], READ_GAP)
+    starts, ends = offsets[docs], offsets[docs + 1]
+    buf, first = _read_spans(path, starts, ends, READ_GAP)
+    if buf.size == int((ends - starts).sum()):  # no gap read through: buf is the answer
+        return buf
+    sizes = ends - starts
+    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
 
 
 def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:
@@ -147,17 +152,20 @@ def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:
         raise ValueError(f"{path}: expected an array of rows, got a scalar")
     width = int(np.prod(shape[1:], dtype=np.int64))
     rows = np.asarray(rows, dtype=np.int64)
-    flat = _read_spans(path, rows * width, (rows + 1) * width, 2 * width)  # read through gaps of two rows at most
-    return flat.reshape((rows.size,) + tuple(shape[1:]))
+    buf, first = _read_spans(path, rows * width, (rows + 1) * width, 2 * width)  # through gaps of two rows at most
+    table = buf.reshape((-1,) + tuple(shape[1:]))  # runs are whole rows: the buffer is a table of rows
+    return table if table.shape[0] == rows.size else table[first // max(1, width)]
 
 
-def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarray, gap: int) -> np.ndarray:
-    """Elements ``starts[i]:ends[i]`` of a ``.npy`` file (spans ascending), concatenated: one positioned read
-    per run of spans lying closer than ``gap`` elements."""
+def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarray,
+                gap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of spans ``starts[i]:ends[i]`` (elements of a ``.npy`` file, ascending) lying closer than
+    ``gap`` elements, one positioned read each, one after the other in a buffer; and where each span starts
+    in that buffer."""
     with open(path, "rb") as fh:  # the header once, then one positioned read per run
         _, _, dtype = npy_header(fh)
         if starts.size == 0:
-            return np.empty(0, dtype=dtype)
+            return np.empty(0, dtype=dtype), np.empty(0, dtype=np.int64)
         new_run = np.r_[True, starts[1:] - ends[:-1] > gap]
         run_of = np.cumsum(new_run) - 1
         run_lo = starts[new_run]
@@ -173,11 +181,7 @@ def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarr
             done = _read_runs(fh.fileno(), buf, at + run_lo * size, lengths * size, base * size)
         if done < run_lo.size:
             raise ValueError(f"{path}: truncated (wanted elements {run_lo[done]}:{run_lo[done] + lengths[done]})")
-    sizes = ends - starts
-    first = starts - run_lo[run_of] + base[run_of]
-    if run_lo.size == starts.size:  # every span its own run: buf is the answer
-        return buf
-    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
+    return buf, starts - run_lo[run_of] + base[run_of]
 
 
 def _read_runs(fd: int, buf: np.ndarray, at: np.ndarray, nbytes: np.ndarray, into: np.ndarray) -> int:
