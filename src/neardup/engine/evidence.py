@@ -7,13 +7,14 @@ processes; must not find passages (:mod:`neardup.verify.passages`), build eviden
 
 The map stage keeps no text, so the input is read again (as :mod:`neardup.io.keep` does; of a JSONL file,
 only the lines of the documents in pairs are parsed) and the texts of the documents in pairs, and only
-those, are written to a text store in the work directory: their UTF-8
-bytes one after the other (``texts.bin``) and where each starts (``text_offsets.npy``), each text read back
-by one positioned read (not a memory map: pairs touch the store at random, and a map would keep every touched
-folio of it in a worker's resident set, 365 MB a worker for the word path at a million stories). Pairs are then cut into chunks (two or more per worker, at most :data:`PAIRS_PER_TASK`); a
-worker computes a chunk's rows (texts read from the store) into ``evidence/PPPPPP.parquet``, and the parts
-are streamed into the output in order. Memory: one chunk's rows per worker (aligned a block at a time,
-:func:`neardup.evidence.evidence_table`) and an offset per paired document.
+those, are written to a text store in the work directory: their UTF-8 bytes one after the other
+(``texts.bin``) and where each starts (``text_offsets.npy``), each text read back by one positioned read
+(not a memory map: pairs touch the store at random, and a map would keep every touched folio of it in a
+worker's resident set, 365 MB a worker for the word path at a million stories). Pairs are then cut into
+chunks (two or more per worker, at most :data:`PAIRS_PER_TASK`); a worker computes a chunk's rows (texts
+read from the store) into ``evidence/PPPPPP.parquet``, and the parts are streamed into the output in order.
+Memory: one chunk's rows per worker (aligned a block at a time, :func:`neardup.evidence.evidence_table`)
+and an offset per paired document.
 """
 
 from __future__ import annotations

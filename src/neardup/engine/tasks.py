@@ -19,7 +19,7 @@ import numpy as np
 from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
-from neardup.engine.tiles import load_tiles, gather_rows, read_rows, score_tiled, write_rows
+from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled, write_rows
 from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation

@@ -129,10 +129,11 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     """
     starts, ends = offsets[docs], offsets[docs + 1]
     buf, first = _read_spans(path, starts, ends, READ_GAP)
-    if buf.size == int((ends - starts).sum()):  # no gap read through: buf is the answer
-        return buf
     sizes = ends - starts
-    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))]
+    total = int(sizes.sum())
+    if buf.size == total:  # no gap read through: buf is the answer
+        return buf
+    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)]
 
 
 def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:
