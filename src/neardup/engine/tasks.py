@@ -280,24 +280,29 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     method = methods.get(config)
     left, right = codes // n, codes % n
     sketch = os.path.join(root, "sketch.npy")
-    if os.path.exists(sketch) and left.size:
+    by_sketch = method.scores_from == "sketch"
+    kept: list[np.ndarray] = []
+    scored: list[np.ndarray] = [np.empty(0, dtype=np.float64)]
+    if os.path.exists(sketch) and left.size:  # one pass over the pairs' sketch rows: screen, and score by sketch
         screen = getattr(method.config.minhash, "estimate_floor", None) is not None  # set sizes only for screening
-        off = load_array(os.path.join(root, "offsets.npy"), mmap=False) if screen else None
-        kept = []
+        off = load_array(os.path.join(root, "offsets.npy")) if screen else None  # mapped: 8 bytes a document
         for lo, a, b in sketch_pairs(sketch, left, right):
             hi = lo + a.shape[0]
             sizes = (None, None) if off is None else (off[left[lo:hi] + 1] - off[left[lo:hi]],
                                                       off[right[lo:hi] + 1] - off[right[lo:hi]])
             keep = method.keep_candidates(a, b, *sizes)
-            if keep is None and not kept:  # the method screens nothing: no more blocks read
+            if keep is None and not kept and not by_sketch:  # screens nothing, scores by sets: no more blocks read
                 break
             kept.append(np.ones(a.shape[0], dtype=bool) if keep is None else keep)
-        if kept:
-            keep = np.concatenate(kept)
-            left, right = left[keep], right[keep]
-    if method.scores_from == "sketch":
-        s = np.concatenate([np.empty(0, dtype=np.float64)] +
-                           [method.score_sketches(a, b) for _, a, b in sketch_pairs(sketch, left, right)])
+            if by_sketch:
+                scored.append(method.score_sketches(a[kept[-1]], b[kept[-1]]))
+    elif by_sketch:
+        assert not left.size, "a method scoring by sketch needs the run's sketch"
+    if kept:
+        keep = np.concatenate(kept)
+        left, right = left[keep], right[keep]
+    if by_sketch:
+        s = np.concatenate(scored)
     else:
         totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if method.weighted() else None
         s = score_tiled(root, left, right, method.score_name, load_tiles(root), totals)

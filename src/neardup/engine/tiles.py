@@ -155,7 +155,7 @@ def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     buf, first = _read_spans(path, rows * width, (rows + 1) * width, 2 * width)  # through gaps of two rows at most
     table = buf.reshape((-1,) + tuple(shape[1:]))  # runs are whole rows: the buffer is a table of rows
-    return table if table.shape[0] == rows.size else table[first // max(1, width)]
+    return table if table.shape[0] == rows.size else table[first // width]
 
 
 def _read_spans(path: str | os.PathLike[str], starts: np.ndarray, ends: np.ndarray,
