@@ -75,7 +75,9 @@ class Prepared:
 
 def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_size: int = 4096,
             max_chars: int | None = None) -> Prepared:
-    """Normalize, shingle, sketch and embed every document (the threshold-independent stages).
+    """Normalize, shingle, sketch and embed every document (the threshold-independent stages): the method's
+    map step (:meth:`~neardup.methods.base.Method.represent`, what every engine runs on a batch) over
+    batches of ``batch_size`` documents, joined.
 
     >>> prep = prepare(Corpus.from_texts(["a b c d", "a b c d e"]), DedupConfig())
     >>> prep.signatures.shape
@@ -84,30 +86,17 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     config = resolve(config, corpus.texts)
     method = methods.get(config)
     limit = max_chars or DEFAULT_MAX_CHARS
-    timings: dict[str, float] = {"represent": 0.0}
-    parts: list[ShingleSets] = []
-    sketches: list[np.ndarray] = []
     n = len(corpus)
-    bar = tqdm(total=n, desc="shingling", unit="doc", disable=not progress, leave=False)
-    for start in range(0, n, batch_size):
-        t0 = time.perf_counter()
-        sets = method.shingle(corpus.texts[start : start + batch_size], limit)
-        sketch = method.sketch(sets)
-        parts.append(sets)
-        if sketch is not None:
-            sketches.append(sketch)
-        timings["represent"] += time.perf_counter() - t0
-        bar.update(len(sets))
-    bar.close()
-    sets = ShingleSets.concat(parts)
-    rep = Representation(sets=sets, lengths=np.fromiter((len(t) for t in corpus.texts), dtype=np.int64, count=n),
-                         sketch=np.concatenate(sketches) if sketches else method.sketch(sets),
-                         texts=corpus.texts if method.needs_texts else None)
+    parts: list[Representation] = []
     t0 = time.perf_counter()
-    rep.vectors = method.embed(corpus.texts, limit, progress=progress)
-    if rep.vectors is not None:
-        timings["embed"] = time.perf_counter() - t0
-    return Prepared(corpus=corpus, config=config, rep=rep, timings=timings)
+    with tqdm(total=n, desc="representing", unit="doc", disable=not progress, leave=False) as bar:
+        for start in range(0, max(n, 1), batch_size):  # an empty corpus is one empty batch
+            parts.append(method.represent(corpus.texts[start : start + batch_size], limit))
+            bar.update(len(parts[-1]))
+    rep = Representation.concat(parts)
+    if rep.texts is not None:
+        rep.texts = corpus.texts
+    return Prepared(corpus=corpus, config=config, rep=rep, timings={"represent": time.perf_counter() - t0})
 
 
 def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

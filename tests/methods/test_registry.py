@@ -97,3 +97,24 @@ def test_a_method_is_added_by_registering_a_class(monkeypatch):
     assert neardup.dedup(texts, method="prefix", engine=neardup.EngineConfig(name="local", workers=1)).groups() == \
         [["0", "1"]]
     assert isinstance(methods.get(DedupConfig(method="prefix")), Method)
+
+
+@pytest.mark.parametrize("name", ["minhash", "simhash", "multiview"])
+def test_in_memory_preparation_is_the_map_step_of_every_batch_joined(name):
+    """``prepare`` is the method's own map step (``Method.represent``) over batches, joined: any batch size
+    gives the same sets and sketches as representing each batch the way a chunked engine's worker does."""
+    from neardup.io.read import Corpus
+    from neardup.methods.base import Representation
+    from neardup.pipeline import prepare
+
+    texts = [f"story {i} about the {'harbour' if i % 3 else 'market'} and item {i % 5} of the day" for i in range(23)]
+    texts[4] = ""
+    cfg = DedupConfig(method=name)
+    one = prepare(Corpus.from_texts(texts), cfg).rep
+    small = prepare(Corpus.from_texts(texts), cfg, batch_size=5).rep
+    method = methods.get(cfg)
+    by_worker = Representation.concat([method.represent(texts[i : i + 5], 10_000) for i in range(0, len(texts), 5)])
+    for rep in (small, by_worker):
+        assert (rep.sets.values == one.sets.values).all() and (rep.sets.offsets == one.sets.offsets).all()
+        assert (rep.sketch == one.sketch).all() and (rep.lengths == one.lengths).all()
+    assert one.empty.tolist() == [i == 4 for i in range(23)]

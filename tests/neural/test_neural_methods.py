@@ -166,3 +166,18 @@ def test_vector_match_finds_exactly_what_brute_force_finds(example_path, tmp_pat
     assert {(a, b) for a, b, _ in result.matches()} == want
     by_pair = {(a, b): s for a, b, s in result.matches()}
     assert all(abs(by_pair[(queries[i]["id"], corpus[j]["id"])] - sims[j, i]) < 1e-5 for j, i in zip(*np.nonzero(sims >= 0.8)))
+
+
+def test_in_memory_preparation_is_the_batched_map_step_joined(example):
+    """``prepare`` runs the method's map step batch by batch, as the chunked engines do: small batches give
+    the representation one batch gives (document vectors, chunk vectors and their shifted offsets)."""
+    from neardup.pipeline import prepare
+
+    cfg = DedupConfig(method="retsim-partial")
+    whole = prepare(example.corpus, cfg).rep
+    batched = prepare(example.corpus, cfg, batch_size=7).rep
+    assert whole.vectors.chunks is not None and whole.vectors.offsets[-1] == len(whole.vectors.chunks)
+    np.testing.assert_allclose(batched.vectors.docs, whole.vectors.docs, atol=1e-5)
+    np.testing.assert_allclose(batched.vectors.chunks, whole.vectors.chunks, atol=1e-5)
+    np.testing.assert_array_equal(batched.vectors.offsets, whole.vectors.offsets)
+    np.testing.assert_array_equal(batched.sets.offsets, whole.sets.offsets)

@@ -63,6 +63,20 @@ class Representation:
     def __len__(self) -> int:
         return len(self.sets)
 
+    @classmethod
+    def concat(cls, parts: Sequence[Representation]) -> Representation:
+        """The representations of consecutive batches as one (what a batched map step computed), in order."""
+        if len(parts) == 1:
+            return parts[0]
+        sketches = [p.sketch for p in parts if p.sketch is not None]
+        vectors = [p.vectors for p in parts if p.vectors is not None]
+        texts = [p.texts for p in parts if p.texts is not None]
+        return cls(sets=ShingleSets.concat([p.sets for p in parts]),
+                   lengths=np.concatenate([p.lengths for p in parts]),
+                   sketch=np.concatenate(sketches) if sketches else None,
+                   vectors=Embeddings.concat(vectors) if vectors else None,
+                   texts=[t for batch in texts for t in batch] if texts else None)
+
     @property
     def empty(self) -> np.ndarray:
         """True for documents without a shingle (empty or whitespace-only texts)."""

@@ -32,6 +32,29 @@ class Embeddings:
     def __len__(self) -> int:
         return int(self.docs.shape[0])
 
+    @classmethod
+    def concat(cls, parts: Sequence[Embeddings]) -> Embeddings:
+        """The embeddings of consecutive batches as one (chunk offsets shifted by the chunks before them).
+
+        >>> a = Embeddings(np.ones((1, 2)), np.ones((2, 2)), np.array([0, 2]))
+        >>> b = Embeddings(np.zeros((2, 2)), np.zeros((1, 2)), np.array([0, 0, 1]))
+        >>> Embeddings.concat([a, b]).offsets.tolist()
+        [0, 2, 2, 3]
+        """
+        if len(parts) == 1:
+            return parts[0]
+        docs = np.concatenate([p.docs for p in parts])
+        if all(p.chunks is None for p in parts):
+            return cls(docs)
+        if any(p.chunks is None or p.offsets is None for p in parts):
+            raise ValueError("cannot join embeddings with and without chunks")
+        offsets, base = [np.zeros(1, dtype=np.int64)], 0
+        for p in parts:
+            assert p.offsets is not None and p.chunks is not None
+            offsets.append(np.asarray(p.offsets[1:], dtype=np.int64) + base)
+            base += int(p.chunks.shape[0])
+        return cls(docs, np.concatenate([p.chunks for p in parts]), np.concatenate(offsets))  # type: ignore[misc]
+
 
 @lru_cache(maxsize=4)
 def _retsim(model: str | None, batch_size: int | None):  # type: ignore[no-untyped-def]
