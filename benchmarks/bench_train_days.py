@@ -3,7 +3,8 @@
 Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloaded):
 
     python benchmarks/bench_train_days.py [--work DIR] [--threads 2] [--conditions clean,ocr-heavy,nlpaug-ocr]
-        [--copies 1] [--epochs 2] [--ce-epochs 2] [--neg-per-pos 1] [--hard-fraction 0.67] [--train-only] [--reuse]
+        [--copies 1] [--epochs 2] [--ce-epochs 2] [--neg-per-pos 1] [--hard-fraction 0.67] [--ce-neg-per-pos N] [--ce-hard-fraction F]
+        [--train-only] [--reuse]
 
 Protocol. The three exhaustively labelled days of ``../shared/data/reuters_days`` rotate: for each test
 day, the models are trained on one other day and validated on the third (never on the test day):
@@ -74,10 +75,15 @@ def train_fold(work: Path, test: str, train: str, val: str, args: argparse.Names
         common["neg_per_pos"] = args.neg_per_pos
     if args.hard_fraction is not None:
         common["hard_fraction"] = args.hard_fraction
+    ce_common = dict(common)
+    if args.ce_neg_per_pos is not None:
+        ce_common["neg_per_pos"] = args.ce_neg_per_pos
+    if args.ce_hard_fraction is not None:
+        ce_common["hard_fraction"] = args.ce_hard_fraction
     reports = train_models({
         "biencoder": TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common),
         "crossencoder": TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
-                                    candidates=str(bi_dir), **common)}, args.reuse, tag=f"fold test={test}: ")
+                                    candidates=str(bi_dir), **ce_common)}, args.reuse, tag=f"fold test={test}: ")
     return {"dir": str(fold), "bi": str(bi_dir), "ce": str(ce_dir), "reports": reports}
 
 
@@ -183,6 +189,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--neg-per-pos", type=float, default=None, help="negative pairs per positive (train --neg-per-pos)")
     ap.add_argument("--hard-fraction", type=float, default=None, help="share of hard negatives (train --hard-fraction)")
+    ap.add_argument("--ce-neg-per-pos", type=float, default=None, help="the cross-encoder's alone (default: as the bi-encoder)")
+    ap.add_argument("--ce-hard-fraction", type=float, default=None, help="the cross-encoder's alone (default: as the bi-encoder)")
     ap.add_argument("--conditions", default="clean,ocr-heavy,nlpaug-ocr")
     ap.add_argument("--folds", default=",".join(f[0] for f in FOLDS), help="test days to run")
     ap.add_argument("--train-only", action="store_true")
