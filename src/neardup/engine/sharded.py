@@ -248,11 +248,16 @@ class ShardedRun(abc.ABC):
                 per_split = split_size(self.engine.memory_limit, workers)
                 spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
                 root, power = str(self.wd.root), self.config.verify.idf_power
-                for step in ([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)],
-                             [(partition_weights, root, p, len(spans), power) for p in range(parts)],
-                             [(assemble_weights, root, i, lo, hi, parts, len(spans)) for i, (lo, hi) in enumerate(spans)]):
-                    for fut in [pool.submit(*task) for task in step]:
+
+                def run_all(tasks: list[tuple[Any, ...]]) -> None:
+                    for fut in [pool.submit(*task) for task in tasks]:
                         fut.result()
+
+                run_all([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
+                run_all([(partition_weights, root, p, len(spans), power) for p in range(parts)])
+                for f in split.glob("*.values.npy"):  # the grouped copy of the values: read by no later step
+                    f.unlink()
+                run_all([(assemble_weights, root, i, lo, hi, parts, len(spans)) for i, (lo, hi) in enumerate(spans)])
             shutil.rmtree(self.wd.root / SPLIT_DIR, ignore_errors=True)
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
