@@ -141,3 +141,24 @@ def test_whole_file_readers_name_file_and_line(tmp_path):
     (tmp_path / "latin1.json").write_bytes(b'{"a":\n "caf\xe9"}')
     with pytest.raises(InputError, match=r"latin1\.json, line 2: invalid UTF-8"):
         read_json(tmp_path / "latin1.json")
+
+
+def test_jsonl_lines_are_read_exactly_as_the_json_module_reads_them(tmp_path):
+    """Lines go through orjson when it can read them exactly; json decides the rest, so an integer id past
+    64 bits keeps its digits and fields json accepts elsewhere in a record (NaN, infinities, lone
+    surrogates) are still accepted, while a lone surrogate in the text is still a line error."""
+    lines = ['{"id": 123456789012345678901234567890, "text": "an id past 64 bits"}',
+             '{"id": 18446744073709551615, "text": "the largest 64-bit id"}',
+             '{"id": "nan", "text": "NaN elsewhere", "score": NaN, "big": 1e400}',
+             '{"id": "sur", "text": "a surrogate elsewhere", "note": "\\ud800"}',
+             '{"id": "f", "text": "floats stay floats", "w": 1e20}',
+             '{"id": "bad", "text": "x\\ud800"}']
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    objs = [obj for _, obj in iter_jsonl(path)]
+    assert objs[0]["id"] == 123456789012345678901234567890 and objs[1]["id"] == 2**64 - 1
+    assert objs[4]["w"] == 1e20 and type(objs[4]["w"]) is float and objs[2]["big"] == float("inf")
+    assert [json.dumps(o) for o in objs] == [json.dumps(json.loads(line)) for line in lines]
+    corpus = read_corpus(path, on_error="skip")
+    assert corpus.ids == ["123456789012345678901234567890", "18446744073709551615", "nan", "sur", "f"]
+    assert [(s["line"], s["field"]) for s in corpus.skipped] == [(6, "text")]

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
 import xxhash
 
 from neardup.config import ReadConfig
@@ -268,6 +269,10 @@ def iter_jsonl(path: str | os.PathLike[str],
         for lineno, raw in enumerate(fh, start=1):
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
+            obj = _fast_object(raw)
+            if obj is not None:
+                yield lineno, obj
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -287,6 +292,27 @@ def iter_jsonl(path: str | os.PathLike[str],
                 _bad(InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}"), skipped)
                 continue
             yield lineno, obj
+
+
+def _fast_object(raw: bytes) -> dict[str, Any] | None:
+    """The object on a JSONL line, parsed by orjson (about three times faster than :mod:`json` on news
+    records), or None where :mod:`json` must read the line so that what is accepted and every error
+    message stay exactly its: any line orjson rejects (invalid UTF-8 or JSON, a lone surrogate, NaN, a
+    blank line), a value that is not an object, and an integer past 64 bits, which orjson turns into a float.
+
+    >>> _fast_object(b'{"id": 7, "text": "a"}\\n'), _fast_object(b'{"id": NaN}'), _fast_object(b'{"id": 1' + b'0' * 30 + b'}')
+    ({'id': 7, 'text': 'a'}, None, None)
+    """
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict:
+        return None
+    for value in obj.values():
+        if type(value) is float and not -(2.0**63) <= value < 2.0**64:  # maybe an integer json keeps whole
+            return None
+    return obj
 
 
 @contextmanager
@@ -588,7 +614,8 @@ def texts_at(path: str | os.PathLike[str], lines: Sequence[int], text_field: str
                 if lineno == target:
                     if lineno == 1 and raw.startswith(codecs.BOM_UTF8):  # as iter_jsonl reads it
                         raw = raw[len(codecs.BOM_UTF8):]
-                    yield json.loads(raw.decode("utf-8"))[text_field]
+                    obj = _fast_object(raw)
+                    yield (obj if obj is not None else json.loads(raw.decode("utf-8")))[text_field]
                     target = next(wanted, None)
                     if target is None:
                         return
