@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from neardup.engine.sharded import ShardedRun
 
 #: Pairs whose evidence one task computes (at most; fewer, so every worker gets a few tasks), and the
-#: fewest pairs worth sending to the workers (fewer are done in this process).
+#: fewest pairs worth sending to the workers (fewer are done in this process): see :func:`task_count`.
 PAIRS_PER_TASK = 20_000
 MIN_PAIRS_PER_TASK = 10_000
 
@@ -103,6 +103,22 @@ def evidence_part(root: str, part: int, left_ids: list[str], right_ids: list[str
     return table.num_rows
 
 
+def task_count(n_pairs: int, workers: int) -> int:
+    """Chunks the evidence of ``n_pairs`` pairs is cut into: one (done in the calling process) below
+    :data:`MIN_PAIRS_PER_TASK`, else at least two per worker and at most :data:`PAIRS_PER_TASK` pairs each, a
+    multiple of the workers, so that no worker is left computing a last chunk alone (30k pairs on two workers:
+    four chunks of 7.5k, not three of 10k, whose last one ran alone).
+
+    >>> task_count(5_000, 2), task_count(29_888, 2), task_count(188_404, 2), task_count(188_404, 3)
+    (1, 4, 10, 12)
+    """
+    if n_pairs < MIN_PAIRS_PER_TASK:
+        return 1
+    workers = max(1, workers)
+    count = max(2 * workers, -(-n_pairs // PAIRS_PER_TASK))
+    return -(-count // workers) * workers
+
+
 def _parts(root: Path, count: int) -> Iterator[pa.Table]:
     for part in range(count):
         yield pq.read_table(root / f"{part:06d}.parquet")
@@ -118,8 +134,8 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
         write_text_store(run, n_shards, docs, root)
         run.wd.mark("texts")
     names = run.ids_for(n_shards, docs)
-    per_task = max(MIN_PAIRS_PER_TASK, min(PAIRS_PER_TASK, -(-left.size // (2 * run.plan.workers))))
-    count = max(1, -(-left.size // per_task))
+    count = task_count(left.size, run.plan.workers)
+    per_task = max(1, -(-left.size // count))
     bar = run.bar(left.size, "evidence", "pair")
 
     def task(part: int) -> tuple[Any, ...]:
@@ -143,5 +159,5 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
     run.timed("evidence", t0)
 
 
-__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "write_run_evidence",
+__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "task_count", "write_run_evidence",
            "write_text_store"]
