@@ -152,13 +152,15 @@ def test_jsonl_lines_are_read_exactly_as_the_json_module_reads_them(tmp_path):
              '{"id": "nan", "text": "NaN elsewhere", "score": NaN, "big": 1e400}',
              '{"id": "sur", "text": "a surrogate elsewhere", "note": "\\ud800"}',
              '{"id": "f", "text": "floats stay floats", "w": 1e20}',
+             '{"id": "nest", "text": "a wide integer inside", "meta": {"counts": [1, 123456789012345678901234567890]}}',
              '{"id": "bad", "text": "x\\ud800"}']
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     objs = [obj for _, obj in iter_jsonl(path)]
     assert objs[0]["id"] == 123456789012345678901234567890 and objs[1]["id"] == 2**64 - 1
     assert objs[4]["w"] == 1e20 and type(objs[4]["w"]) is float and objs[2]["big"] == float("inf")
+    assert objs[5]["meta"]["counts"][1] == 123456789012345678901234567890
     assert [json.dumps(o) for o in objs] == [json.dumps(json.loads(line)) for line in lines]
     corpus = read_corpus(path, on_error="skip")
-    assert corpus.ids == ["123456789012345678901234567890", "18446744073709551615", "nan", "sur", "f"]
-    assert [(s["line"], s["field"]) for s in corpus.skipped] == [(6, "text")]
+    assert corpus.ids == ["123456789012345678901234567890", "18446744073709551615", "nan", "sur", "f", "nest"]
+    assert [(s["line"], s["field"]) for s in corpus.skipped] == [(7, "text")]

@@ -302,17 +302,33 @@ def _fast_object(raw: bytes) -> dict[str, Any] | None:
 
     >>> _fast_object(b'{"id": 7, "text": "a"}\\n'), _fast_object(b'{"id": NaN}'), _fast_object(b'{"id": 1' + b'0' * 30 + b'}')
     ({'id': 7, 'text': 'a'}, None, None)
+    >>> _fast_object(b'{"id": "a", "meta": {"n": [1, 2' + b'0' * 30 + b']}}') is None
+    True
     """
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if type(obj) is not dict:
+    if type(obj) is not dict or _wide_number(obj.values()):
         return None
-    for value in obj.values():
-        if type(value) is float and not -(2.0**63) <= value < 2.0**64:  # maybe an integer json keeps whole
-            return None
     return obj
+
+
+def _wide_number(values: Iterable[Any]) -> bool:
+    """Whether any of ``values`` (nested lists and objects included) is a float outside the 64-bit integers'
+    range: orjson's reading of an integer json keeps whole (records are kept whole by the online store and
+    the noise generator)."""
+    for value in values:
+        kind = type(value)
+        if kind is float:
+            if not -(2.0**63) <= value < 2.0**64:
+                return True
+        elif kind is dict:
+            if _wide_number(value.values()):
+                return True
+        elif kind is list and _wide_number(value):
+            return True
+    return False
 
 
 @contextmanager
