@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from neardup.config import EmbedConfig
+from neardup.text.shingle import concat_offsets
 
 EncoderKind = Literal["retsim", "biencoder"]
 
@@ -48,12 +49,8 @@ class Embeddings:
             return cls(docs)
         if any(p.chunks is None or p.offsets is None for p in parts):
             raise ValueError("cannot join embeddings with and without chunks")
-        offsets, base = [np.zeros(1, dtype=np.int64)], 0
-        for p in parts:
-            assert p.offsets is not None and p.chunks is not None
-            offsets.append(np.asarray(p.offsets[1:], dtype=np.int64) + base)
-            base += int(p.chunks.shape[0])
-        return cls(docs, np.concatenate([p.chunks for p in parts]), np.concatenate(offsets))  # type: ignore[misc]
+        return cls(docs, np.concatenate([p.chunks for p in parts]),  # type: ignore[misc]
+                   concat_offsets([p.offsets for p in parts]))  # type: ignore[misc]
 
 
 @lru_cache(maxsize=4)

@@ -180,13 +180,21 @@ class ShingleSets:
         """Join the sets of consecutive batches into one."""
         if not parts:
             return cls(_EMPTY.copy(), np.zeros(1, dtype=np.int64))
-        values = np.concatenate([p.values for p in parts])
-        offsets = [np.zeros(1, dtype=np.int64)]
-        base = 0
-        for p in parts:
-            offsets.append(p.offsets[1:] + base)
-            base += int(p.offsets[-1])
-        return cls(values, np.concatenate(offsets))
+        return cls(np.concatenate([p.values for p in parts]), concat_offsets([p.offsets for p in parts]))
+
+
+def concat_offsets(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The offsets (``n + 1``, starting at 0) of consecutive batches' rows as one: each batch's shifted by
+    the rows before it (shingle sets' values, embeddings' chunks).
+
+    >>> concat_offsets([np.array([0, 2, 3]), np.array([0, 0, 4])]).tolist()
+    [0, 2, 3, 3, 7]
+    """
+    out, base = [np.zeros(1, dtype=np.int64)], 0
+    for offsets in parts:
+        out.append(np.asarray(offsets[1:], dtype=np.int64) + base)
+        base += int(offsets[-1])
+    return np.concatenate(out)
 
 
 def _group_key(groups: np.ndarray, values: np.ndarray, n_groups: int) -> tuple[np.ndarray, int]:
