@@ -94,7 +94,7 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
             parts.append(method.represent(corpus.texts[start : start + batch_size], limit))
             bar.update(len(parts[-1]))
     rep = Representation.concat(parts)
-    if rep.texts is not None:
+    if rep.texts is not None:  # the corpus's own list, not a joined copy of the batches' lists
         rep.texts = corpus.texts
     return Prepared(corpus=corpus, config=config, rep=rep, timings={"represent": time.perf_counter() - t0})
 
