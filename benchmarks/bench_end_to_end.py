@@ -7,7 +7,9 @@ Usage::
         [--src before=/path/to/other/checkout/src] [--paths default,word,char,rensa,before:default] [--json OUT]
 
 Corpus: the scale bench's (:mod:`bench_scale`: real news sentences, 15% noisy copies), ``--n`` documents,
-built once into ``--corpus-dir`` (default: a temporary folder) and re-used. Every path is one command
+built once into ``--corpus-dir`` (default: a temporary folder) and re-used; ``--corpus pool`` (the default:
+the corpus of the tables in docs/speed.md) or ``fresh`` (sentences re-worded at every use, so the duplicate
+rate does not grow with ``--n``). Every path is one command
 started fresh (interpreter start-up, reading the JSONL, writing the outputs included):
 
 * ``default``: ``neardup dedup CORPUS -o OUT -q`` (method ``auto``: calibrated on the corpus; exact
@@ -42,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import _anon_bytes, build, sentences, watch  # noqa: E402
+from bench_scale import STORIES, _anon_bytes, build, corpus_file, sentences, watch  # noqa: E402
 
 COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"]}
 
@@ -125,6 +127,7 @@ def main() -> None:
     ap.add_argument("--paths", default="default,word,rensa")
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH of another checkout's src (repeatable)")
     ap.add_argument("--corpus-dir", type=Path, help="keep the built corpus here and re-use it next time")
+    ap.add_argument("--corpus", choices=sorted(STORIES), default="pool", help="the corpus builder (bench_scale)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     sources = dict(s.split("=", 1) for s in args.src)
@@ -135,10 +138,10 @@ def main() -> None:
             raise SystemExit(f"unknown path {p!r}: rensa, {', '.join(COMMANDS)}, or NAME:one of those with --src NAME=SRC")
     folder = args.corpus_dir or Path(tempfile.mkdtemp(prefix="neardup_e2e_corpus_"))
     folder.mkdir(parents=True, exist_ok=True)
-    corpus = folder / f"corpus-{args.n}.jsonl"
+    corpus = corpus_file(folder, args.n, args.corpus)
     if not corpus.exists():
         print(f"building {corpus} ...", file=sys.stderr)
-        build(corpus, args.n, sentences())
+        build(corpus, args.n, sentences(), kind=args.corpus)
     result = run(corpus, args.n, paths, args.rounds, sources)
     print(table(result))
     if args.json:

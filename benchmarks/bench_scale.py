@@ -4,7 +4,16 @@ Run by hand:  python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [-
 
 Builds corpora (in a temporary folder, never in the repository) from real sentences of the shared
 news corpora: each document is 3-8 random sentences, and 15% are noisy copies (character edits,
-truncation) of an earlier document. Runs the real CLI as a subprocess and samples the memory of its
+truncation) of an earlier document. Two builders (``--corpus``):
+
+* ``fresh`` (the default): every use of a sentence has a quarter of its words replaced by words drawn
+  from the pool's own running text, so stories that draw the same sentence share few shingles and the
+  duplicate rate (candidates and pairs per document) stays the same at every size: what a corpus of
+  10M distinct stories would show. Files ``corpus-fresh-N.jsonl``.
+* ``pool``: the sentences verbatim (the corpus of the tables in docs/speed.md before the 10M point).
+  The pool holds about 370k sentences, so each is drawn ~16 times per million stories and chance
+  overlaps grow with the corpus (candidates per document 0.73 at 200k, 2.69 at 1M for the default).
+  Files ``corpus-N.jsonl``. Runs the real CLI as a subprocess and samples the memory of its
 whole process tree (the main process, the fork server and its workers): the summed RSS every 50 ms
 (pages shared between processes, such as a memory-mapped file two workers read, count once per
 process: an over-estimate), the summed PSS every second (shared pages split between the processes
@@ -29,9 +38,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,19 +75,68 @@ def noisy(text: str, rng: random.Random) -> str:
     return out[: int(len(out) * (0.6 + 0.4 * cut))]
 
 
-def build(path: Path, n: int, pool: list[str], seed: int = 0) -> None:
+def pool_stories(pool: list[str], rng: random.Random) -> Iterator[str]:
+    """Originals of the ``pool`` corpus: 3-8 sentences of the pool, verbatim."""
+    while True:
+        yield " ".join(rng.choice(pool) for _ in range(rng.randint(3, 8)))
+
+
+def fresh_stories(pool: list[str], rng: random.Random, replace: float = 0.25, chunk: int = 20_000) -> Iterator[str]:
+    """Originals of the ``fresh`` corpus: 3-8 sentences of the pool, each word replaced with probability
+    ``replace`` by a word of the pool's running text (so by the words' own frequencies); made ``chunk``
+    stories at a time with NumPy."""
+    vocab: dict[str, int] = {}
+    ids = [vocab.setdefault(w, len(vocab)) for s in pool for w in s.split()]
+    flat = np.asarray(ids, dtype=np.int32)
+    lens = np.asarray([len(s.split()) for s in pool], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    words = np.asarray(list(vocab), dtype=object)
+    gen = np.random.default_rng(rng.getrandbits(64))
+    while True:
+        per_story = gen.integers(3, 9, chunk)
+        sent = gen.integers(0, len(pool), int(per_story.sum()))
+        n_words = lens[sent]
+        total = int(n_words.sum())
+        first = np.repeat(starts[sent] - (np.cumsum(n_words) - n_words), n_words)
+        tokens = flat[first + np.arange(total)]
+        swap = gen.random(total) < replace
+        tokens[swap] = flat[gen.integers(0, flat.size, int(swap.sum()))]
+        text = words[tokens].tolist()
+        ends = np.cumsum(np.add.reduceat(n_words, np.concatenate([[0], np.cumsum(per_story)[:-1]])))
+        start = 0
+        for end in ends.tolist():
+            yield " ".join(text[start:end])
+            start = end
+
+
+#: The corpus builders (``--corpus``): originals of each kind.
+STORIES = {"fresh": fresh_stories, "pool": pool_stories}
+
+
+def corpus_file(folder: Path, n: int, kind: str) -> Path:
+    """Where a corpus of ``n`` documents of builder ``kind`` lives in ``folder`` (the pool corpus keeps its old name)."""
+    return folder / (f"corpus-{n}.jsonl" if kind == "pool" else f"corpus-{kind}-{n}.jsonl")
+
+
+def build(path: Path, n: int, pool: list[str], seed: int = 0, kind: str = "pool") -> None:
+    """Write ``n`` documents to ``path``: originals of builder ``kind`` and, for 15% of them, a noisy copy
+    of one of the last 5,000 originals (written through a temporary file, so an interrupted build leaves
+    no corpus behind)."""
     rng = random.Random(seed)
+    stories = STORIES[kind](pool, rng)
     recent: list[str] = []
-    with open(path, "w", encoding="utf-8") as fh:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
         for i in range(n):
             if recent and rng.random() < 0.15:
                 text = noisy(rng.choice(recent), rng)
             else:
-                text = " ".join(rng.choice(pool) for _ in range(rng.randint(3, 8)))
+                text = next(stories)
                 recent.append(text)
                 if len(recent) > 5000:
                     recent.pop(rng.randrange(len(recent)))
             fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+    os.replace(tmp, path)
 
 
 def _stage(workdir: Path) -> str:
@@ -113,10 +172,13 @@ def run(path: Path, outdir: Path, memory_limit: str, workers: int, evidence: boo
            "--memory-limit", memory_limit, "--workers", str(workers), "--quiet",
            "--evidence" if evidence else "--no-evidence"]
     peaks: dict[str, Any] = {"rss": (0, ""), "anon": (0, ""), "pss": (0, ""), "last_pss": 0.0}
+    by_stage: dict[str, list[int]] = {}  # stage -> [peak summed RSS, peak summed anonymous]
     workdir = outdir / ".neardup-work"
 
     def sample(procs: list[psutil.Process]) -> None:
         figures = {"rss": sum(p.memory_info().rss for p in procs), "anon": sum(_anon_bytes(p.pid) for p in procs)}
+        stage = by_stage.setdefault(_stage(workdir), [0, 0])
+        stage[0], stage[1] = max(stage[0], figures["rss"]), max(stage[1], figures["anon"])
         if time.perf_counter() - peaks["last_pss"] >= 1.0:  # PSS is slow to read: once a second
             peaks["last_pss"] = time.perf_counter()
             figures["pss"] = sum(p.memory_full_info().pss for p in procs)
@@ -131,7 +193,8 @@ def run(path: Path, outdir: Path, memory_limit: str, workers: int, evidence: boo
     (peak, peak_stage), (peak_pss, pss_stage), (peak_anon, anon_stage) = peaks["rss"], peaks["pss"], peaks["anon"]
     summary = json.loads((outdir / "summary.json").read_text())
     return {"seconds": seconds, "peak_rss": peak, "peak_rss_stage": peak_stage, "peak_pss": peak_pss,
-            "peak_pss_stage": pss_stage, "peak_anon": peak_anon, "peak_anon_stage": anon_stage, "n_pairs": summary["n_pairs"],
+            "peak_pss_stage": pss_stage, "peak_anon": peak_anon, "peak_anon_stage": anon_stage,
+            "peaks_by_stage": {k: {"rss": v[0], "anon": v[1]} for k, v in by_stage.items()}, "n_pairs": summary["n_pairs"],
             "n_candidates": summary.get("n_candidates"), "timings": summary["timings"],
             "plan": summary["engine"]["plan"]}
 
@@ -144,6 +207,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--corpus-dir", type=Path, help="keep the built corpora here and re-use them next time")
     ap.add_argument("--no-evidence", action="store_true", help="run without evidence.parquet (its cost: compare)")
+    ap.add_argument("--corpus", choices=sorted(STORIES), default="fresh",
+                    help="the corpus builder (module docstring); default: fresh")
     args = ap.parse_args()
     pool = sentences()
     if not pool:
@@ -152,10 +217,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="neardup-scale-") as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
             keep = args.corpus_dir is not None
-            path = (args.corpus_dir if keep else Path(tmp)) / f"corpus-{n}.jsonl"
+            path = corpus_file(args.corpus_dir if keep else Path(tmp), n, args.corpus)
             if not (keep and path.exists()):
                 path.parent.mkdir(parents=True, exist_ok=True)
-                build(path, n, pool)
+                build(path, n, pool, kind=args.corpus)
             res = run(path, Path(tmp) / f"out-{n}", args.memory_limit, args.workers, evidence=not args.no_evidence)
             res.update(n=n, input_mb=path.stat().st_size / 1e6)
             rows.append(res)
@@ -178,6 +243,8 @@ def main() -> None:
               f"for 10M documents: {projected / 60:.0f} min at this machine's 2 cores")
     print(f"memory limit {args.memory_limit}, workers {args.workers}; timings per stage of the largest run: "
           f"{rows[-1]['timings']}")
+    print("peak summed RSS / anonymous memory by stage of the largest run (MiB): " + ", ".join(
+        f"{k} {v['rss'] / 2**20:.0f}/{v['anon'] / 2**20:.0f}" for k, v in rows[-1]["peaks_by_stage"].items()))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 
