@@ -14,7 +14,7 @@ import pytest
 from neardup.config import ConfigError, DedupConfig
 from neardup.config import EngineConfig, parse_size
 from neardup.engine.local import run_chunked
-from neardup.engine.plan import make_plan
+from neardup.engine.plan import make_plan, weight_partitions
 from neardup.engine.workdir import WorkDirError
 from neardup.io.read import read_corpus
 from neardup.pipeline import run
@@ -145,6 +145,34 @@ def test_memory_plan_and_size_parsing():
     big = make_plan(EngineConfig(memory_limit=parse_size("4GB"), workers=2))
     assert small.batch_docs <= big.batch_docs
 
+
+_COUNT_PEAK = """
+import sys
+import numpy as np
+import pyarrow.compute  # imported in every worker before the stage (the plan counts it in a process's base)
+from neardup.verify.overlap import idf_weights_of_codes, value_codes
+n = int(sys.argv[1])
+values = np.random.default_rng(0).integers(0, 2**63, n, dtype=np.uint64)
+def peak():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+before = peak()
+codes, counts = value_codes(values)
+idf_weights_of_codes(codes, counts, 10**6, 2.0)
+print(peak() - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads a process's peak memory from /proc")
+def test_a_weights_partition_of_distinct_values_is_counted_within_its_share_of_the_limit():
+    """Most word shingles of a large corpus occur once: a partition of distinct hashes, sized by the plan,
+    must be counted (Arrow's dictionary encoding and the weights) within a worker's share of the limit.
+    With 40 bytes a value planned, 4M values under 1 GB on two workers were two partitions of 2M, ~280 MB
+    each against a share of 150 MB."""
+    limit, workers, n_values = parse_size("1GB"), 2, 4_000_000
+    per_partition = n_values // weight_partitions(n_values, limit, workers)
+    out = subprocess.run([sys.executable, "-c", _COUNT_PEAK, str(per_partition)], capture_output=True, text=True,
+                         check=True)
+    assert int(out.stdout) <= limit * 0.3 / workers
 
 def _corpus(path, n):
     rng = random.Random(3)

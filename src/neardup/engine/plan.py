@@ -19,6 +19,12 @@ BYTES_PER_KEY_ROW = 40
 # About 40 bytes a candidate pair while de-duplicating and verifying it; 64 a code in a verify pass.
 BYTES_PER_CANDIDATE = 40
 BYTES_PER_CODE = 64
+# Bytes a value while one hash partition's document frequencies are counted and turned into weights:
+# Arrow's dictionary encoding of distinct 64-bit values peaked at 111-270 bytes a value on 0.25M-7.5M
+# random hashes (its hash table grows by doubling, so the figure depends on where the count falls; 55
+# bytes when each value occurs four times), and most word shingles of a large corpus occur once. With 40
+# here, a million-story corpus of distinct stories peaked at 2.7 GB of anonymous memory under a 2 GB limit.
+BYTES_PER_COUNTED_VALUE = 256
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,16 @@ def key_partitions(rows: int, memory_limit: int, concurrent: int = 1) -> int:
     return power_of_two_at_least(max(rows * BYTES_PER_KEY_ROW * concurrent / (memory_limit * 0.3), concurrent))
 
 
+def weight_partitions(values: int, memory_limit: int, workers: int) -> int:
+    """Hash partitions of the shingle values for the weights stage, so that each of ``workers`` concurrent
+    partitions is counted within its share of the limit even when every value is distinct.
+
+    >>> weight_partitions(10_000_000, 2 * 10**9, 2), weight_partitions(10_000_000, 2 * 10**9, 1)
+    (16, 8)
+    """
+    return power_of_two_at_least(values * BYTES_PER_COUNTED_VALUE * workers / (memory_limit * 0.3))
+
+
 def split_size(memory_limit: int, workers: int) -> int:
     """Values one worker groups by hash partition, or puts back in order, at a time (about 40 bytes each: the
     values, their partitions, the order, the grouped values, their weights), within the share of the limit
@@ -84,4 +100,4 @@ def codes_per_pass(memory_limit: int, workers: int) -> int:
 
 
 __all__ = ["Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions", "power_of_two_at_least",
-           "split_size", "tables_per_pass"]
+           "split_size", "tables_per_pass", "weight_partitions"]
