@@ -7,7 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.io.read import InputError, iter_jsonl, read_corpus, read_records
+from neardup.config import ReadConfig
+from neardup.io.read import InputError, SeenIdHashes, iter_batches, iter_jsonl, read_corpus, read_records
 from neardup.io.write import atomic_path, write_json, write_jsonl
 
 
@@ -164,3 +165,24 @@ def test_jsonl_lines_are_read_exactly_as_the_json_module_reads_them(tmp_path):
     corpus = read_corpus(path, on_error="skip")
     assert corpus.ids == ["123456789012345678901234567890", "18446744073709551615", "nan", "sur", "f", "nest"]
     assert [(s["line"], s["field"]) for s in corpus.skipped] == [(7, "text")]
+
+
+def test_a_duplicate_id_far_from_its_first_line_is_found_in_a_file_streamed_in_batches(tmp_path):
+    """The chunked engine keeps the ids' hashes in sorted runs behind a Bloom filter, not a dict: a duplicate
+    past several flushes of the recent ids is still reported with both lines, or skipped."""
+    n = 3 * SeenIdHashes.RECENT + 10
+    path = tmp_path / "big.jsonl"
+    with open(path, "w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"d{i}", "text": f"text {i}"}) + "\n")
+        fh.write(json.dumps({"id": "d4", "text": "again"}) + "\n")
+        fh.write(json.dumps({"id": "last", "text": "kept"}) + "\n")
+    with pytest.raises(InputError) as err:
+        for _ in iter_batches(path, ReadConfig(), 5000):
+            pass
+    assert err.value.line == n + 1 and err.value.field == "id"
+    assert "duplicate id 'd4' (first seen on line 5)" in str(err.value)
+    skipped: list = []
+    ids = [d.id for b in iter_batches(path, ReadConfig(on_error="skip"), 5000, skipped) for d in b]
+    assert len(ids) == n + 1 and ids[-1] == "last" and ids.count("d4") == 1
+    assert [(s["line"], s["field"]) for s in skipped] == [(n + 1, "id")]

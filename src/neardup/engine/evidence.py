@@ -140,7 +140,7 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
 
     def task(part: int) -> tuple[Any, ...]:
         sel = slice(part * per_task, (part + 1) * per_task)
-        return (str(run.wd.root), part, [names[int(i)] for i in left[sel]], [names[int(i)] for i in right[sel]],
+        return (str(run.wd.root), part, names.take(left[sel]).to_pylist(), names.take(right[sel]).to_pylist(),
                 left[sel], right[sel], scores[sel], [(name, np.asarray(v)[sel]) for name, v in views])
 
     if count == 1:  # one task: here, without starting worker processes

@@ -25,6 +25,7 @@ import hashlib
 import json
 import mmap
 import os
+import sys
 import shutil
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -234,9 +235,12 @@ def release(*arrays: np.ndarray) -> None:
 
 def trim_heap() -> None:
     """Hand freed heap memory back to the operating system (glibc's ``malloc_trim``; a no-op
-    elsewhere). The allocator keeps freed blocks of large NumPy temporaries for reuse, so without it
-    a long-lived process stays as large as the largest stage it has run."""
+    elsewhere), and Arrow's pool its unused memory (where this process imported PyArrow). The allocators
+    keep freed blocks of large temporaries for reuse, so without it a long-lived process stays as large
+    as the largest stage it has run."""
     global _MALLOC_TRIM
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
     if _MALLOC_TRIM is None:
         try:
             import ctypes

@@ -153,8 +153,8 @@ def _json_default(obj: Any) -> Any:
 
 
 def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
-    """Write columns (name -> list or array) as a Parquet file, atomically."""
-    table = pa.table({k: pa.array(v) for k, v in columns.items()})
+    """Write columns (name -> list, NumPy or Arrow array) as a Parquet file, atomically."""
+    table = pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v) for k, v in columns.items()})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 

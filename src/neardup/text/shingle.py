@@ -21,7 +21,9 @@ from neardup.jit import compiled, pays
 
 _TOKEN_RE = re.compile(r"\w+")
 _EMPTY = np.empty(0, dtype=np.uint64)
-_TOKEN_CACHE_MAX = 2_000_000
+# About 133 bytes an entry: 2M tokens (which the 10M-story scale corpus fills: its noisy copies make new
+# ones) held 265 MB in every worker; the frequent tokens that make the cache pay are among the first seen.
+_TOKEN_CACHE_MAX = 1 << 19
 
 
 class _TokenHashes(dict):  # type: ignore[type-arg]
