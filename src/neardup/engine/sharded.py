@@ -355,7 +355,7 @@ class ShardedRun(abc.ABC):
                     sz = clusters.sizes[start : start + size]
                     grouped = sz > 1
                     cluster_names = ids if not grouped.any() else pc.if_else(
-                        pa.array(grouped), names.take(np.where(grouped, lab, reps[0] if reps.size else 0)), ids)
+                        pa.array(grouped), names.take(np.where(grouped, lab, reps[0])), ids)
                     writer.write_table(pa.table({
                         "id": ids, "cluster": cluster_names,
                         "cluster_size": pa.array(sz.astype(np.int64)),

@@ -25,8 +25,8 @@ import hashlib
 import json
 import mmap
 import os
-import sys
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
