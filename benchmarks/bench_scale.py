@@ -114,7 +114,8 @@ STORIES = {"fresh": fresh_stories, "pool": pool_stories}
 
 
 def corpus_file(folder: Path, n: int, kind: str) -> Path:
-    """Where a corpus of ``n`` documents of builder ``kind`` lives in ``folder`` (the pool corpus keeps its old name)."""
+    """Where a corpus of ``n`` documents of builder ``kind`` lives in ``folder`` (the pool corpus keeps its
+    old name)."""
     return folder / (f"corpus-{n}.jsonl" if kind == "pool" else f"corpus-{kind}-{n}.jsonl")
 
 
@@ -194,7 +195,8 @@ def run(path: Path, outdir: Path, memory_limit: str, workers: int, evidence: boo
     summary = json.loads((outdir / "summary.json").read_text())
     return {"seconds": seconds, "peak_rss": peak, "peak_rss_stage": peak_stage, "peak_pss": peak_pss,
             "peak_pss_stage": pss_stage, "peak_anon": peak_anon, "peak_anon_stage": anon_stage,
-            "peaks_by_stage": {k: {"rss": v[0], "anon": v[1]} for k, v in by_stage.items()}, "n_pairs": summary["n_pairs"],
+            "peaks_by_stage": {k: {"rss": v[0], "anon": v[1]} for k, v in by_stage.items()},
+            "n_pairs": summary["n_pairs"],
             "n_candidates": summary.get("n_candidates"), "timings": summary["timings"],
             "plan": summary["engine"]["plan"]}
 

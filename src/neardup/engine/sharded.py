@@ -76,9 +76,6 @@ class DocIds:
         """The ids of the documents ``index`` (each one of :attr:`docs`)."""
         return self.ids.take(pa.array(np.searchsorted(self.docs, np.asarray(index, dtype=np.int64))))
 
-    def __getitem__(self, doc: int) -> str:
-        return self.ids[int(np.searchsorted(self.docs, doc))].as_py()
-
 
 class ShardedRun(abc.ABC):
     """One run of a :class:`DedupConfig` over an input file, in a work directory (see the module docstring)."""
@@ -327,7 +324,8 @@ class ShardedRun(abc.ABC):
                 ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].combine_chunks()
                 chunks.append(ids.take(pa.array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
             start = end
-        return DocIds(np.asarray(wanted, dtype=np.int64), pa.concat_arrays(chunks) if chunks else pa.array([], pa.string()))
+        ids = pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+        return DocIds(np.asarray(wanted, dtype=np.int64), ids)
 
     def shards_info(self) -> dict[str, Any]:
         """Shard sizes and the counts of empty and truncated texts, written by the join."""
@@ -416,7 +414,8 @@ class ShardedRun(abc.ABC):
                 self.close()
         info = self.shards_info()
         summary = build_summary(
-            source=self.source_name, clusters=clusters, ids_of=lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist(),
+            source=self.source_name, clusters=clusters,
+            ids_of=lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist(),
             params=self.method.describe(), n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size),
             n_empty=info["n_empty"], n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)

@@ -620,7 +620,8 @@ class SeenIdHashes:
         view = np.frombuffer(self._bloom, dtype=np.uint8)
         mask = np.uint64(self._mask)
         for pos in (hashes & mask, (hashes >> np.uint64(32)) & mask):
-            np.bitwise_or.at(view, (pos >> np.uint64(3)).astype(np.int64), (np.uint8(1) << (pos & np.uint64(7)).astype(np.uint8)))
+            bit = np.uint8(1) << (pos & np.uint64(7)).astype(np.uint8)
+            np.bitwise_or.at(view, (pos >> np.uint64(3)).astype(np.int64), bit)
 
 
 @dataclass(frozen=True)
@@ -640,15 +641,15 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
                    keep: Sequence[str] = ()) -> Iterator[Document]:
     """Validate records one by one (streaming), applying the rules of the module docstring.
 
-    Duplicate ids are found with a dict of the ids seen (or, with ``id_hashes``, of their 64-bit
-    XXH3 hashes in a :class:`SeenIdHashes`, about 20 bytes a document, for corpora too large to hold every id). ``extra``: keep each
-    record's other fields in :attr:`Document.extra` (``keep``: only these, None where absent). Skipped
-    records (``on_error="skip"``) are appended to ``skipped``.
+    Duplicate ids are found with a dict of the ids seen (or, with ``id_hashes``, of their 64-bit XXH3
+    hashes in a :class:`SeenIdHashes`, about 20 bytes a document, for corpora too large to hold every id).
+    ``extra``: keep each record's other fields in :attr:`Document.extra` (``keep``: only these, None where
+    absent). Skipped records (``on_error="skip"``) are appended to ``skipped``.
     """
     cfg = read or ReadConfig()
     id_field, text_field, on_error = cfg.id_field, cfg.text_field, cfg.on_error
     seen: Any = SeenIdHashes() if id_hashes else {}
-    first_line = seen.first_line if id_hashes else seen.get
+    first_line, remember = (seen.first_line, seen.add) if id_hashes else (seen.get, seen.__setitem__)
     for position, item in enumerate(records, start=1):
         lineno, rec = item if isinstance(item, tuple) else (position, item)
         try:
@@ -665,10 +666,7 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
             if skipped is not None:
                 skipped.append(skip_entry(exc))
             continue
-        if id_hashes:
-            seen.add(key, lineno)
-        else:
-            seen[key] = lineno
+        remember(key, lineno)
         more = ({k: v for k, v in rec.items() if k not in (id_field, text_field)} if extra
                 else {k: rec.get(k) for k in keep} if keep else None)
         yield Document(line=lineno, id=doc_id, text=text, label=label, extra=more)
