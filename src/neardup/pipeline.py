@@ -20,7 +20,7 @@ from neardup import methods
 from neardup.calibrate import needs_corpus, resolve
 from neardup.cluster import cluster_pairs, representative_keys
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
-from neardup.engine.summary import build_summary
+from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
 from neardup.methods.base import Representation
 from neardup.represent.embeddings import Embeddings
@@ -150,8 +150,8 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     engine: dict[str, Any] = {"name": "memory"}
     if "scoring" in info:
         engine["scoring"] = info["scoring"]
-    summary = build_summary(source=corpus.source, clusters=clusters, ids_of=lambda ix: [corpus.ids[i] for i in ix],
-                            params=method.describe(), n_candidates=info["n_candidates"],
+    counts = ClusterCounts.of(clusters, lambda ix: [corpus.ids[i] for i in ix])
+    summary = build_summary(source=corpus.source, clusters=counts, params=method.describe(), n_candidates=info["n_candidates"],
                             n_pairs=info["n_verified"], n_empty=corpus.n_empty, n_truncated=corpus.n_truncated,
                             skipped=corpus.skipped, timings=timings, seconds=sum(timings.values()), engine=engine,
                             read=read)

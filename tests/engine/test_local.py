@@ -64,6 +64,27 @@ def test_chunked_run_over_many_tiles_equals_in_memory_run(example_path, tmp_path
     assert [c["cluster"] for c in clusters] == ref.cluster_ids
 
 
+def test_ids_answered_in_pieces_keep_the_outputs_and_their_string_type(example_path, tmp_path, monkeypatch):
+    """Ids of paired documents are held with 64-bit offsets (more than 2 GiB of id characters at tens of
+    millions of documents) and answered in pieces; with pieces of three ids the outputs must not change and
+    the id columns stay ``string``."""
+    import pyarrow as pa
+
+    import neardup.engine.sharded as sharded
+
+    init = sharded.DocIds.__init__
+    monkeypatch.setattr(sharded.DocIds, "__init__", lambda self, docs, ids, piece=3: init(self, docs, ids, piece))
+    cfg = DedupConfig(threshold=0.5)
+    run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=2, batch_docs=50, progress=False))
+    clusters, pairs = _outputs(tmp_path / "o")
+    ref = run(read_corpus(example_path), cfg)
+    assert len(pairs) > 50
+    assert pairs == [(a, b, round(s, 12)) for a, b, s in ref.pairs_by_id()]
+    assert [c["cluster"] for c in clusters] == ref.cluster_ids
+    for name, column in (("pairs", "left"), ("clusters", "cluster"), ("evidence", "left")):
+        assert pq.read_schema(tmp_path / "o" / f"{name}.parquet").field(column).type == pa.string()
+
+
 def test_workers_grown_past_their_share_are_replaced_before_a_stage(example_path, tmp_path):
     """Allocators keep freed memory in long-lived workers; a stage that needs room gets fresh ones."""
     from neardup.engine.local import LocalRun as ChunkedRun

@@ -72,8 +72,13 @@ def write_text_store(run: ShardedRun, n_shards: int, docs: np.ndarray, root: Pat
     """Read the input again and write the texts of documents ``docs`` (sorted indices) to a store in
     ``root``: only the records at their input lines (the map stage recorded them) are parsed."""
     root.mkdir(parents=True, exist_ok=True)
-    lines = np.concatenate([pq.read_table(run.wd.shard(i, "ids.parquet"), columns=["line"])["line"].to_numpy()
-                            for i in range(n_shards)])[docs]
+    lines = np.empty(docs.size, dtype=np.int64)  # input lines of the documents: a shard's column at a time
+    bounds = np.cumsum([0, *run.shard_sizes()[:n_shards]])
+    cut = np.searchsorted(docs, bounds)
+    for i in range(n_shards):
+        if cut[i + 1] > cut[i]:
+            column = pq.read_table(run.wd.shard(i, "ids.parquet"), columns=["line"])["line"].to_numpy()
+            lines[cut[i] : cut[i + 1]] = column[docs[cut[i] : cut[i + 1]] - bounds[i]]
     offsets = np.zeros(docs.size + 1, dtype=np.int64)
     k = 0
     with atomic_path(root / "texts.bin", durable=False) as tmp, open(tmp, "wb") as fh:

@@ -49,7 +49,7 @@ from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
-from neardup.engine.summary import build_summary
+from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values, weights_partition
 from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
                                    trim_heap, work_root)
@@ -65,16 +65,25 @@ JOINED_ROWS = ("values.npy", "sketch.npy", "vectors.npy", "chunks.npy")
 
 
 class DocIds:
-    """The ids of some documents (sorted global indices ``docs``) as one Arrow string array: about 12 bytes
-    a document beside the ids' characters, where a dict of Python strings held about 130 (380 MB for the
-    2.9M documents in pairs of a 10M-story corpus, in the process that writes)."""
+    """The ids of some documents (sorted global indices ``docs``) as one Arrow ``large_string`` array: about 16
+    bytes a document beside the ids' characters, where a dict of Python strings held about 130 (380 MB for the
+    2.9M documents in pairs of a 10M-story corpus, in the process that writes). Its 64-bit offsets hold any
+    number of id characters; :meth:`take` answers in ``string`` pieces of at most ``piece`` ids, each far
+    below ``string``'s 2 GiB of characters, so the output columns keep their type.
 
-    def __init__(self, docs: np.ndarray, ids: pa.Array) -> None:
-        self.docs, self.ids = docs, ids
+    >>> ids = DocIds(np.array([3, 7, 9]), pa.array(["c", "g", "i"]), piece=2)
+    >>> ids.take(np.array([9, 3, 9])).to_pylist(), ids.take(np.array([9, 3, 9])).num_chunks
+    (['i', 'c', 'i'], 2)
+    """
 
-    def take(self, index: np.ndarray) -> pa.Array:
-        """The ids of the documents ``index`` (each one of :attr:`docs`)."""
-        return self.ids.take(pa.array(np.searchsorted(self.docs, np.asarray(index, dtype=np.int64))))
+    def __init__(self, docs: np.ndarray, ids: pa.Array, piece: int = 1 << 20) -> None:
+        self.docs, self.ids, self.piece = docs, ids.cast(pa.large_string()), piece
+
+    def take(self, index: np.ndarray) -> pa.ChunkedArray:
+        """The ids of the documents ``index`` (each one of :attr:`docs`), in order."""
+        at = np.searchsorted(self.docs, np.asarray(index, dtype=np.int64))
+        return pa.chunked_array([self.ids.take(pa.array(at[i : i + self.piece])).cast(pa.string())
+                                 for i in range(0, at.size, self.piece)], pa.string())
 
 
 class ShardedRun(abc.ABC):
@@ -324,7 +333,7 @@ class ShardedRun(abc.ABC):
                 ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].combine_chunks()
                 chunks.append(ids.take(pa.array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
             start = end
-        ids = pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+        ids = pa.concat_arrays([c.cast(pa.large_string()) for c in chunks]) if chunks else pa.array([], pa.string())
         return DocIds(np.asarray(wanted, dtype=np.int64), ids)
 
     def shards_info(self) -> dict[str, Any]:
@@ -402,6 +411,8 @@ class ShardedRun(abc.ABC):
                     left, right, scores = self.vector_pairs()
                 clusters = self.cluster(left, right, scores)
                 self.write(n_shards, clusters, left, right, scores)
+                counts = ClusterCounts.of(clusters, lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist())
+                del clusters  # the summary needs only its counts: 17 bytes a document freed before the evidence
                 if self.engine.evidence:  # on the same workers (replaced if they hold too much)
                     from neardup.engine.evidence import write_run_evidence
 
@@ -414,10 +425,9 @@ class ShardedRun(abc.ABC):
                 self.close()
         info = self.shards_info()
         summary = build_summary(
-            source=self.source_name, clusters=clusters,
-            ids_of=lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist(),
-            params=self.method.describe(), n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size),
-            n_empty=info["n_empty"], n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
+            source=self.source_name, clusters=counts, params=self.method.describe(),
+            n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size), n_empty=info["n_empty"],
+            n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)
         write_json(self.outdir / "summary.json", summary)
         if not self.engine.keep_work:

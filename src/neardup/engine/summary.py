@@ -6,6 +6,7 @@ Owns the summary's fields and their order; must not compute clusters or read fil
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,30 +15,50 @@ from neardup.cluster import Clusters
 from neardup.config import ReadConfig
 
 
-def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarray], Sequence[str]], params: dict[str, Any],
-                  n_candidates: int, n_pairs: int, n_empty: int, n_truncated: int, skipped: list[dict[str, Any]],
-                  timings: dict[str, float], seconds: float, engine: dict[str, Any],
-                  read: ReadConfig | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ClusterCounts:
+    """What the summary says of the clusters: counts and the ten largest, named. An engine computes it as
+    soon as the clusters are written and can then drop their three per-document arrays (170 MB in the
+    process that writes at ten million documents) before the evidence stage."""
+
+    n_docs: int
+    n_clusters: int
+    n_duplicate_clusters: int
+    n_oversized_clusters: int
+    largest: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, clusters: Clusters, ids_of: Callable[[np.ndarray], Sequence[str]]) -> ClusterCounts:
+        """The counts of ``clusters``; ``ids_of`` maps sorted document indices to their ids (an engine may
+        read them from disk)."""
+        reps = clusters.is_representative
+        multi = np.flatnonzero(reps & (clusters.sizes > 1))
+        largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
+        names = dict(zip(np.sort(largest).tolist(), ids_of(np.sort(largest))))
+        return cls(n_docs=int(clusters.labels.size), n_clusters=int(reps.sum()), n_duplicate_clusters=int(multi.size),
+                   n_oversized_clusters=int((reps & clusters.oversized).sum()),
+                   largest=[{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
+                             "oversized": bool(clusters.oversized[i])} for i in largest])
+
+
+def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any], n_candidates: int, n_pairs: int,
+                  n_empty: int, n_truncated: int, skipped: list[dict[str, Any]], timings: dict[str, float],
+                  seconds: float, engine: dict[str, Any], read: ReadConfig | None = None) -> dict[str, Any]:
     """The summary of a finished run.
 
-    ``ids_of`` maps sorted document indices to their ids (an engine may read them from disk); ``params``
-    is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's time;
-    ``read``: how the input was read (its id and text fields are recorded, so the input can be read again).
+    ``params`` is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's
+    time; ``read``: how the input was read (its id and text fields are recorded, so the input can be read
+    again).
 
     >>> from neardup.cluster import cluster_pairs
     >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
-    >>> s = build_summary(source="x", clusters=c, ids_of=lambda ix: [["a", "b", "c"][i] for i in ix], params={},
-    ...                   n_candidates=1, n_pairs=1, n_empty=0, n_truncated=0, skipped=[], timings={}, seconds=1.0,
-    ...                   engine={"name": "memory"})
+    >>> counts = ClusterCounts.of(c, lambda ix: [["a", "b", "c"][i] for i in ix])
+    >>> s = build_summary(source="x", clusters=counts, params={}, n_candidates=1, n_pairs=1, n_empty=0,
+    ...                   n_truncated=0, skipped=[], timings={}, seconds=1.0, engine={"name": "memory"})
     >>> s["n_duplicates"], s["largest_clusters"]
     (1, [{'cluster': 'b', 'size': 2, 'oversized': False}])
     """
-    n = int(clusters.labels.size)
-    reps = clusters.is_representative
-    multi = np.flatnonzero(reps & (clusters.sizes > 1))
-    largest = multi[np.lexsort((multi, -clusters.sizes[multi]))][:10]
-    names = dict(zip(np.sort(largest).tolist(), ids_of(np.sort(largest))))
-    n_reps = int(reps.sum())
+    n, n_reps = clusters.n_docs, clusters.n_clusters
     params = dict(params)
     calibration = params.pop("calibration", None)
     return {
@@ -45,7 +66,7 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
         "read": {"id_field": (read or ReadConfig()).id_field, "text_field": (read or ReadConfig()).text_field},
         "n_docs": n,
         "n_clusters": n_reps,
-        "n_duplicate_clusters": int(multi.size),
+        "n_duplicate_clusters": clusters.n_duplicate_clusters,
         "n_duplicates": n - n_reps,
         "duplicate_ratio": float((n - n_reps) / n) if n else 0.0,
         "n_pairs": int(n_pairs),
@@ -54,9 +75,8 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
         "n_truncated_docs": int(n_truncated),
         "n_skipped_records": len(skipped),
         "skipped_records": skipped[:100],
-        "n_oversized_clusters": int((reps & clusters.oversized).sum()),
-        "largest_clusters": [{"cluster": names[int(i)], "size": int(clusters.sizes[i]),
-                              "oversized": bool(clusters.oversized[i])} for i in largest],
+        "n_oversized_clusters": clusters.n_oversized_clusters,
+        "largest_clusters": list(clusters.largest),
         "params": params,
         **({"calibration": calibration} if calibration else {}),
         "engine": engine,
@@ -65,4 +85,4 @@ def build_summary(*, source: str, clusters: Clusters, ids_of: Callable[[np.ndarr
     }
 
 
-__all__ = ["build_summary"]
+__all__ = ["ClusterCounts", "build_summary"]
