@@ -151,10 +151,10 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     if "scoring" in info:
         engine["scoring"] = info["scoring"]
     counts = ClusterCounts.of(clusters, lambda ix: [corpus.ids[i] for i in ix])
-    summary = build_summary(source=corpus.source, clusters=counts, params=method.describe(), n_candidates=info["n_candidates"],
-                            n_pairs=info["n_verified"], n_empty=corpus.n_empty, n_truncated=corpus.n_truncated,
-                            skipped=corpus.skipped, timings=timings, seconds=sum(timings.values()), engine=engine,
-                            read=read)
+    summary = build_summary(source=corpus.source, clusters=counts, params=method.describe(),
+                            n_candidates=info["n_candidates"], n_pairs=info["n_verified"], n_empty=corpus.n_empty,
+                            n_truncated=corpus.n_truncated, skipped=corpus.skipped, timings=timings,
+                            seconds=sum(timings.values()), engine=engine, read=read)
     return DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
 
 
