@@ -73,7 +73,7 @@ def test_ids_answered_in_pieces_keep_the_outputs_and_their_string_type(example_p
     import neardup.engine.sharded as sharded
 
     init = sharded.DocIds.__init__
-    monkeypatch.setattr(sharded.DocIds, "__init__", lambda self, docs, ids, piece=3: init(self, docs, ids, piece))
+    monkeypatch.setattr(sharded.DocIds, "__init__", lambda self, docs, chunks, piece=3: init(self, docs, chunks, piece))
     cfg = DedupConfig(threshold=0.5)
     run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=2, batch_docs=50, progress=False))
     clusters, pairs = _outputs(tmp_path / "o")

@@ -71,13 +71,15 @@ class DocIds:
     number of id characters; :meth:`take` answers in ``string`` pieces of at most ``piece`` ids, each far
     below ``string``'s 2 GiB of characters, so the output columns keep their type.
 
-    >>> ids = DocIds(np.array([3, 7, 9]), pa.array(["c", "g", "i"]), piece=2)
+    >>> ids = DocIds(np.array([3, 7, 9]), [pa.array(["c"]), pa.array(["g", "i"])], piece=2)
     >>> ids.take(np.array([9, 3, 9])).to_pylist(), ids.take(np.array([9, 3, 9])).num_chunks
     (['i', 'c', 'i'], 2)
     """
 
-    def __init__(self, docs: np.ndarray, ids: pa.Array, piece: int = 1 << 20) -> None:
-        self.docs, self.ids, self.piece = docs, ids.cast(pa.large_string()), piece
+    def __init__(self, docs: np.ndarray, chunks: list[pa.Array], piece: int = 1 << 20) -> None:
+        """``chunks``: the ids of ``docs`` in order, as ``string`` arrays (one a shard)."""
+        self.docs, self.piece = docs, piece
+        self.ids = pa.concat_arrays([pa.array([], pa.large_string()), *(c.cast(pa.large_string()) for c in chunks)])
 
     def take(self, index: np.ndarray) -> pa.ChunkedArray:
         """The ids of the documents ``index`` (each one of :attr:`docs`), in order."""
@@ -333,8 +335,7 @@ class ShardedRun(abc.ABC):
                 ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].combine_chunks()
                 chunks.append(ids.take(pa.array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
             start = end
-        ids = pa.concat_arrays([c.cast(pa.large_string()) for c in chunks]) if chunks else pa.array([], pa.string())
-        return DocIds(np.asarray(wanted, dtype=np.int64), ids)
+        return DocIds(np.asarray(wanted, dtype=np.int64), chunks)
 
     def shards_info(self) -> dict[str, Any]:
         """Shard sizes and the counts of empty and truncated texts, written by the join."""
