@@ -4,6 +4,7 @@ Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloa
 
     python benchmarks/bench_train_days.py [--work DIR] [--threads 2] [--conditions clean,ocr-heavy,nlpaug-ocr]
         [--copies 1] [--epochs 2] [--ce-epochs 2] [--neg-per-pos 1] [--hard-fraction 0.67] [--ce-neg-per-pos N] [--ce-hard-fraction F]
+        [--ce-no-self-pairs]
         [--train-only] [--reuse]
 
 Protocol. The three exhaustively labelled days of ``../shared/data/reuters_days`` rotate: for each test
@@ -80,6 +81,8 @@ def train_fold(work: Path, test: str, train: str, val: str, args: argparse.Names
         ce_common["neg_per_pos"] = args.ce_neg_per_pos
     if args.ce_hard_fraction is not None:
         ce_common["hard_fraction"] = args.ce_hard_fraction
+    if args.ce_no_self_pairs:
+        ce_common["self_pairs"] = False
     reports = train_models({
         "biencoder": TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common),
         "crossencoder": TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
@@ -191,6 +194,9 @@ def main() -> None:
     ap.add_argument("--hard-fraction", type=float, default=None, help="share of hard negatives (train --hard-fraction)")
     ap.add_argument("--ce-neg-per-pos", type=float, default=None, help="the cross-encoder's alone (default: as the bi-encoder)")
     ap.add_argument("--ce-hard-fraction", type=float, default=None, help="the cross-encoder's alone (default: as the bi-encoder)")
+    ap.add_argument("--ce-no-self-pairs", action="store_true",
+                    help="the cross-encoder's positives: real duplicates only, no story paired with its own noisy copy "
+                         "(train --no-self-pairs)")
     ap.add_argument("--conditions", default="clean,ocr-heavy,nlpaug-ocr")
     ap.add_argument("--folds", default=",".join(f[0] for f in FOLDS), help="test days to run")
     ap.add_argument("--train-only", action="store_true")

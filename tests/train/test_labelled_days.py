@@ -88,6 +88,35 @@ def test_labelled_training_settings_are_checked():
     assert one.data == "x" and one.fingerprint() == TrainConfig(data="x", out="y").fingerprint()
 
 
+def test_without_self_pairs_the_positives_join_different_labelled_documents(days):
+    """--no-self-pairs: no document is paired with its own noisy copy; every labelled duplicate pair is still
+    a positive, seen through noise on either side; the option changes the run's fingerprint (and only off
+    its default), and needs labelled data with copies."""
+    from neardup.config import ConfigError
+    from neardup.train.pairs import build_pairs, positive_pairs
+
+    ts = load_labelled_sets([days[0]], copies=1, seed=0)
+    origin = ts.origins()
+    every = positive_pairs(ts, max_per_cluster=100)
+    cross = positive_pairs(ts, max_per_cluster=100, self_pairs=False)
+    assert any(origin[a] == origin[b] for a, b in every)
+    assert cross and all(origin[a] != origin[b] for a, b in cross)
+    assert set(cross) == {p for p in every if origin[p[0]] != origin[p[1]]}
+    labelled = {tuple(sorted(p)) for p in positive_pairs(load_labelled_sets([days[0]]), max_per_cluster=100)}
+    seen = {tuple(sorted((origin[a], origin[b]))) for a, b in cross}
+    ids = load_labelled_sets([days[0]]).ids
+    assert seen == {tuple(sorted((ids[a], ids[b]))) for a, b in labelled}
+    # noise on either side and on both: each labelled pair (a, b) gives (a, b), (a, b~), (a~, b), (a~, b~)
+    assert len(cross) == 4 * len(labelled)
+    pairs = build_pairs(ts, 2.0, 0.8, seed=0, self_pairs=False)
+    assert pairs.info["counts"]["positive"] == len(positive_pairs(ts, self_pairs=False))
+    assert TrainConfig(data="x", out="y", copies=1, self_pairs=True).fingerprint() == \
+        TrainConfig(data="x", out="y", copies=1).fingerprint() != \
+        TrainConfig(data="x", out="y", copies=1, self_pairs=False).fingerprint()
+    with pytest.raises(ConfigError, match="--no-self-pairs"):
+        TrainConfig(data="x", out="y", self_pairs=False)
+
+
 def test_labelled_data_draws_two_hard_heavy_negatives_a_positive_unless_told(days):
     """The negatives' default follows the data: labelled days (real siblings to draw on) 2 a positive, 80% hard;
     --synthetic keeps the NEWS-COPY mix; given values win, and the pairs built follow them."""
@@ -134,6 +163,8 @@ def test_biencoder_trains_on_one_day_and_validates_on_another(tmp_path, days, ti
     bad = CliRunner().invoke(train_app, ["biencoder", "--data", str(days[0]), "--val-data", str(tmp_path / "nope.jsonl"),
                                          "--out", str(out)])
     assert bad.exit_code == 2 and "--val-data" in bad.output
+    bad = CliRunner().invoke(train_app, ["crossencoder", "--data", str(days[0]), "--no-self-pairs", "--out", str(out)])
+    assert bad.exit_code == 2 and "--no-self-pairs applies to labelled data with --noisy-copies" in bad.output
 
 
 @pytest.fixture(scope="module")

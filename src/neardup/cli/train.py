@@ -23,6 +23,7 @@ TRAIN_OPTIONS: tuple[Option, ...] = (
     option("data", list[Path], ("--data",), "Labelled JSONL (documents with 'cluster', or pairs a,b,label[,reason] with docs.jsonl beside them); repeat for several files (labelled days), trained on together. With --synthetic one document file of any kind (JSONL(.gz), Parquet, CSV, folder of .txt).", default=REQUIRED),
     option("val_data", Optional[list[Path]], ("--val-data",), "Labelled file(s) to validate on (another day), instead of holding out --val-fraction of --data. Repeatable."),
     option("copies", int, ("--noisy-copies",), "Labelled data: add N noisy copies of every document (OCR, aggregator, typo, spam noise from the generator) to its cluster, in training and validation; a copy keeps its original's labelled negatives.", default=0),
+    option("self_pairs", bool, ("--self-pairs/--no-self-pairs",), "With --noisy-copies: pair each document with its own noisy copies as positives (the default). --no-self-pairs keeps only pairs of different labelled documents, original or noisy, so the positives are the real duplicates (seen through noise) rather than 'one text and its noisy copy'.", default=True),
     option("out", Path, ("--out", "-o"), "Model folder to write (checkpoints go to OUT/checkpoints, the report to OUT/train_report.json).", default=REQUIRED),
     option("synthetic", bool, ("--synthetic",), "Make training clusters from the texts with the noise generator (noisy copies + hard negatives).", default=False),
     option("max_minutes", Optional[float], ("--max-minutes",), "Wall-clock budget of the whole command; training stops early (with a checkpoint) to fit it."),
@@ -94,7 +95,7 @@ def _config(kind: str, **kw: Any) -> Any:
     seq = kw["max_seq_length"] or (256 if kind == "crossencoder" else 128)
     return TrainConfig(
         data=tuple(str(p) for p in kw["data"]), out=str(kw["out"]), synthetic=kw["synthetic"],
-        val_data=tuple(str(p) for p in kw["val_data"]) if kw["val_data"] else None, copies=kw["copies"], docs=str(kw["docs"]) if kw["docs"] else None,
+        val_data=tuple(str(p) for p in kw["val_data"]) if kw["val_data"] else None, copies=kw["copies"], self_pairs=kw["self_pairs"], docs=str(kw["docs"]) if kw["docs"] else None,
         text_field=kw["text_field"], id_field=kw["id_field"], base=kw["base"], loss=kw.get("loss", "online-contrastive"),
         epochs=kw["epochs"], steps=kw["steps"], batch_size=kw["batch_size"], lr=kw["lr"], head_lr=kw.get("head_lr"),
         warmup=kw["warmup"],

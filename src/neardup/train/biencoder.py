@@ -176,7 +176,7 @@ def _train_biencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[str, 
 
     mined = mined_pairs(cfg, train, encode, say, cfg.mine or DEFAULT_MINE)
     pairs = build_pairs(train, cfg.neg_per_pos, cfg.hard_fraction, mined, cfg.max_pos_per_cluster, cfg.max_pairs,
-                        cfg.seed)
+                        cfg.seed, cfg.self_pairs)
     c = pairs.info["counts"]
     say(f"pairs: {c['positive']} positive, {c['hard']} generated/labelled hard + {c['mined']} mined hard + "
         f"{c['random']} random negatives (hard share {pairs.info['hard_fraction_realised']:.2f}, "

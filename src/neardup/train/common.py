@@ -79,6 +79,7 @@ class TrainConfig:
     hard_kinds: tuple[str, ...] | None = None  # with synthetic: generated hard-negative kinds (None: SyntheticConfig's)
     max_pairs: int | None = None
     max_pos_per_cluster: int = 10
+    self_pairs: bool = True  # labelled data with copies: a document and its own noisy copy are a positive pair
     exclude: tuple[str, ...] = ()
     seed: int = 0
     evaluate: bool = True
@@ -111,6 +112,8 @@ class TrainConfig:
         check(not (self.synthetic and (self.val_data or self.copies)),
               "--val-data and --noisy-copies apply to labelled data, not --synthetic (which makes its own copies)")
         check(isinstance(self.copies, int) and 0 <= self.copies <= 10, f"--noisy-copies must be in 0..10, got {self.copies!r}")
+        check(self.self_pairs or (self.copies and not self.synthetic),
+              "--no-self-pairs applies to labelled data with --noisy-copies")
         check(self.loss in LOSSES, f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         check(self.mine is None or self.mine in MINERS, f"--mine must be one of {', '.join(MINERS)}, got {self.mine!r}")
         check(self.batch_size >= 2, f"--batch-size must be >= 2, got {self.batch_size}")
@@ -162,6 +165,8 @@ class TrainConfig:
             skip.add("val_data")
         if not self.copies:
             skip.add("copies")
+        if self.self_pairs:  # the default: the same fingerprint as before the option existed
+            skip.add("self_pairs")
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
         if d.get("mine") is None:  # the trainer's default; the mined pairs themselves are hashed with the arrays
             d["mine"] = "minhash"

@@ -123,7 +123,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
 
     mined = mined_pairs(cfg, train, encode, say, mine)
     pairs = build_pairs(train, cfg.neg_per_pos, cfg.hard_fraction, mined, cfg.max_pos_per_cluster, cfg.max_pairs,
-                        cfg.seed)
+                        cfg.seed, cfg.self_pairs)
     c = pairs.info["counts"]
     say(f"pairs: {c['positive']} positive, {c['hard']} generated/labelled hard + {c['mined']} mined hard + "
         f"{c['random']} random negatives (hard share {pairs.info['hard_fraction_realised']:.2f})")

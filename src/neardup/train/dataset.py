@@ -21,6 +21,7 @@ must not read files (see :mod:`neardup.train.sources`), make pairs or train mode
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,10 @@ from neardup.io.read import Corpus
 from neardup.synth import derive_seed
 
 __all__ = ["TrainingSet", "concat", "from_labelled", "from_records", "split_by_cluster", "with_noisy_copies"]
+
+
+#: The id suffix of a noisy copy (``<id>~n1``, ``<id>~n2``, ...).
+_COPY_SUFFIX = re.compile(r"~n[0-9]+$")
 
 
 @dataclass
@@ -66,6 +71,14 @@ class TrainingSet:
         return TrainingSet([self.ids[i] for i in idx], [self.texts[i] for i in idx],
                            [self.clusters[i] for i in idx], [self.groups[i] for i in idx], negs, self.source,
                            dict(self.info), nbs)
+
+    def origins(self) -> list[str]:
+        """Each document's original: its id without the ``~nN`` suffix :func:`with_noisy_copies` gives a copy.
+
+        >>> TrainingSet(["a", "b", "a~n1", "b~n2"], list("wxyz"), list("kkkk"), list("kkkk")).origins()
+        ['a', 'b', 'a', 'b']
+        """
+        return [_COPY_SUFFIX.sub("", i) for i in self.ids]
 
     def cluster_index(self) -> np.ndarray:
         """An integer per document: equal for documents of one cluster."""

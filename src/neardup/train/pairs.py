@@ -44,12 +44,21 @@ class PairSet:
         return int(self.a.size)
 
 
-def positive_pairs(ts: TrainingSet, max_per_cluster: int = 10, seed: int = 0) -> list[tuple[int, int]]:
+def positive_pairs(ts: TrainingSet, max_per_cluster: int = 10, seed: int = 0,
+                   self_pairs: bool = True) -> list[tuple[int, int]]:
     """Within-cluster pairs, at most ``max_per_cluster`` per cluster (a seeded sample beyond that).
 
-    >>> positive_pairs(TrainingSet(list("abcd"), ["t"] * 4, list("xxxy"), list("xxxy")))
-    [(0, 1), (0, 2), (1, 2)]
+    ``self_pairs=False`` leaves out a document paired with its own noisy copy (or two copies of one
+    document: :meth:`~neardup.train.dataset.TrainingSet.origins`), so only different labelled documents
+    (original or noisy) are paired.
+
+    >>> ts = TrainingSet(["a", "b", "c", "a~n1", "b~n1"], ["t"] * 5, list("xxyxx"), list("xxyxx"))
+    >>> positive_pairs(ts)
+    [(0, 1), (0, 3), (0, 4), (1, 3), (1, 4), (3, 4)]
+    >>> positive_pairs(ts, self_pairs=False)
+    [(0, 1), (0, 4), (1, 3), (3, 4)]
     """
+    origin = None if self_pairs else ts.origins()
     members: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(ts.clusters):
         members[c].append(i)
@@ -57,7 +66,8 @@ def positive_pairs(ts: TrainingSet, max_per_cluster: int = 10, seed: int = 0) ->
     out: list[tuple[int, int]] = []
     for c in sorted(members):
         m = members[c]
-        pairs = [(m[x], m[y]) for x in range(len(m)) for y in range(x + 1, len(m))]
+        pairs = [(m[x], m[y]) for x in range(len(m)) for y in range(x + 1, len(m))
+                 if origin is None or origin[m[x]] != origin[m[y]]]
         if len(pairs) > max_per_cluster:
             pairs = rng.sample(pairs, max_per_cluster)
         out += pairs
@@ -66,12 +76,13 @@ def positive_pairs(ts: TrainingSet, max_per_cluster: int = 10, seed: int = 0) ->
 
 def build_pairs(ts: TrainingSet, neg_per_pos: float = 1.0, hard_fraction: float = HARD_FRACTION,
                 mined: Sequence[tuple[int, int]] = (), max_pos_per_cluster: int = 10, max_pairs: int | None = None,
-                seed: int = 0) -> PairSet:
+                seed: int = 0, self_pairs: bool = True) -> PairSet:
     """Positive pairs plus negatives in the documented hard/random mix (see the module docstring).
 
     ``mined``: extra hard negatives (index pairs, closest first), e.g. from
     :func:`~neardup.train.mining.mine_hard_negatives`.
-    ``max_pairs`` caps the total (positives and negatives shrink in proportion).
+    ``max_pairs`` caps the total (positives and negatives shrink in proportion). ``self_pairs``: see
+    :func:`positive_pairs`.
 
     >>> ts = TrainingSet([str(i) for i in range(6)], ["t"] * 6, list("aabbcc"), list("aabbcc"), negatives=[(0, 2)])
     >>> build_pairs(ts, seed=0).info["counts"]  # 3 negatives, 2 of them hard: the pool has 1, random fills in
@@ -82,7 +93,7 @@ def build_pairs(ts: TrainingSet, neg_per_pos: float = 1.0, hard_fraction: float 
     if neg_per_pos < 0:
         raise ValueError(f"neg_per_pos must be >= 0, got {neg_per_pos!r}")
     rng = random.Random(derive_seed(seed, "pairs"))
-    pos = positive_pairs(ts, max_pos_per_cluster, seed)
+    pos = positive_pairs(ts, max_pos_per_cluster, seed, self_pairs)
     rng.shuffle(pos)
     if max_pairs is not None and pos:
         pos = pos[: max(1, int(round(max_pairs / (1.0 + neg_per_pos))))]
