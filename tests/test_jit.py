@@ -24,7 +24,7 @@ def compiled_loops(monkeypatch):
     return switch
 
 
-texts = st.lists(st.text(alphabet="ab cé中\n", max_size=40), max_size=12)
+texts = st.lists(st.text(alphabet="ab cé中\n😀", max_size=40), max_size=12)
 
 
 @given(texts, st.integers(1, 9), st.sampled_from([1, 1, 2, 3]), st.booleans())

@@ -309,52 +309,77 @@ def _ngram_hashes(units: np.ndarray, lengths: np.ndarray, n: int) -> tuple[np.nd
     return np.concatenate(grams), np.concatenate(docs_of)
 
 
+#: A character's unit hash is its code point times :data:`_CHAR_MULT` plus :data:`_CHAR_ADD`, mixed.
+_CHAR_MULT, _CHAR_ADD = 0x9E3779B97F4A7C15, 0x632BE59BD9B4E019
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as uint32 (lone surrogates kept).
+
+    >>> code_points("a中").tolist()
+    [97, 20013]
+    """
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
 def char_unit_hashes(text: str) -> np.ndarray:
     """A 64-bit hash of each character of ``text`` (its code point, mixed), as uint64.
 
     >>> h = char_unit_hashes("aba"); bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
     """
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
     with np.errstate(over="ignore"):
-        return _mix(cps * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019))
+        return _mix(code_points(text).astype(np.uint64) * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD))
 
 
 def _char_shingle_batch(texts: Sequence[str], n: int, sample: int = 1) -> ShingleSets:
+    """Character n-gram sets of a batch: on large batches the compiled loop hashes the code points itself
+    (no batch-long arrays of unit hashes and their temporaries)."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    return _ngram_sets(char_unit_hashes("".join(texts)), lengths, n, sample)
+    text = "".join(texts)
+    if pays(len(text)):
+        return _ngram_sets(code_points(text), lengths, n, sample, chars=True)
+    return _ngram_sets(char_unit_hashes(text), lengths, n, sample)
 
 
-def _ngram_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1) -> ShingleSets:
+def _ngram_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1, chars: bool = False) -> ShingleSets:
     """Each document's sorted unique n-gram hashes (those of :func:`_ngram_hashes`, kept by ``sample``)
-    from the flat stream of its ``lengths`` unit hashes: a compiled loop on large batches, document by
-    document; NumPy over the whole batch on small ones (the same values to the bit)."""
+    from the flat stream of its ``lengths`` unit hashes (``chars``: code points, hashed as
+    :func:`char_unit_hashes` hashes them): a compiled loop on large batches, document by document; NumPy
+    over the whole batch on small ones (the same values to the bit)."""
     if not pays(int(units.size)):
+        if chars:
+            with np.errstate(over="ignore"):
+                units = _mix(units.astype(np.uint64) * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD))
         return _unique_within(*_sampled(*_ngram_hashes(units, lengths, n), sample), lengths.size)
     multipliers = np.array([_multiplier(i) for i in range(n)], dtype=np.uint64)
     cut = np.uint64((1 << 64) // sample if sample > 1 else 0)
-    values, offsets = _ngram_sets_loop(units, lengths.astype(np.int64, copy=False), multipliers, n, cut, sample > 1)
+    values, offsets = _ngram_sets_loop(units, lengths.astype(np.int64, copy=False), multipliers, n, cut, sample > 1,
+                                       chars)
     return ShingleSets(values, offsets)
 
 
 @compiled
 def _ngram_sets_loop(units: np.ndarray, lengths: np.ndarray, multipliers: np.ndarray, n: int, cut: np.uint64,
-                     sampled: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_ngram_sets`' loop: per document, each gram's position-weighted sum of unit hashes plus its
-    width, mixed (SplitMix64, as :func:`_mix`), kept when under ``cut`` (if ``sampled``); then the
-    document's grams sorted (placed in buckets by their leading bits within the document's range, then an
-    insertion sort, which has almost nothing left to move: 6x faster than a quicksort on hashes) and
-    repeats dropped."""
+                     sampled: bool, chars: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_ngram_sets`' loop: per document, its unit hashes (``chars``: each code point hashed as
+    :func:`char_unit_hashes` does), then each gram's position-weighted sum of unit hashes plus its width,
+    mixed (SplitMix64, as :func:`_mix`), kept when under ``cut`` (if ``sampled``); then the document's
+    grams sorted (placed in buckets by their leading bits within the document's range, then an insertion
+    sort, which has almost nothing left to move: 6x faster than a quicksort on hashes) and repeats dropped."""
     n_docs = lengths.size
     bound = 0
     longest = 1
+    longest_doc = 1
     for d in range(n_docs):
         grams = lengths[d] - n + 1 if lengths[d] >= n else (1 if lengths[d] > 0 else 0)
         bound += grams
         longest = max(longest, grams)
+        longest_doc = max(longest_doc, lengths[d])
     out = np.empty(bound, dtype=np.uint64)
     offsets = np.zeros(n_docs + 1, dtype=np.int64)
     spare = np.empty(longest, dtype=np.uint64)
+    doc_units = np.empty(longest_doc, dtype=np.uint64)
     n_buckets = 1
     while n_buckets < longest:
         n_buckets *= 2
@@ -367,10 +392,20 @@ def _ngram_sets_loop(units: np.ndarray, lengths: np.ndarray, multipliers: np.nda
         width = n if length >= n else length
         lo = np.uint64(0xFFFFFFFFFFFFFFFF)
         hi = np.uint64(0)
-        for p in range(start, start + max(length - n + 1, 1 if length > 0 else 0)):
+        for j in range(length):
+            x = np.uint64(units[start + j])
+            if chars:
+                x = x * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD)
+                x ^= x >> np.uint64(30)
+                x *= np.uint64(0xBF58476D1CE4E5B9)
+                x ^= x >> np.uint64(27)
+                x *= np.uint64(0x94D049BB133111EB)
+                x ^= x >> np.uint64(31)
+            doc_units[j] = x
+        for p in range(max(length - n + 1, 1 if length > 0 else 0)):
             acc = np.uint64(width)
             for i in range(width):
-                acc += units[p + i] * multipliers[i]
+                acc += doc_units[p + i] * multipliers[i]
             acc ^= acc >> np.uint64(30)
             acc *= np.uint64(0xBF58476D1CE4E5B9)
             acc ^= acc >> np.uint64(27)
