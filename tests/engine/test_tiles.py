@@ -172,7 +172,7 @@ def test_verification_never_maps_the_sketch(tmp_path, monkeypatch):
 
 
 def test_weights_from_splits_equal_idf_weights(tmp_path):
-    from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values
+    from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values
 
     sets = _random_sets(np.random.default_rng(5), n=300)
     save_array(tmp_path / "values.npy", sets.values)
@@ -186,12 +186,23 @@ def test_weights_from_splits_equal_idf_weights(tmp_path):
     for i, (lo, hi) in enumerate(spans):
         split_values(str(tmp_path), i, lo, hi, 8)
     for part in range(8):
-        partition_weights(str(tmp_path), part, len(spans), 2.0)
+        partition_frequencies(str(tmp_path), part, len(spans))
     for f in (tmp_path / SPLIT_DIR).glob("*.values.npy"):  # the weights stage drops the grouped copy here
         f.unlink()
     for i, (lo, hi) in reversed(list(enumerate(spans))):  # any order: each writes its own rows
-        assemble_weights(str(tmp_path), i, lo, hi, 8, len(spans))
+        assemble_weights(str(tmp_path), i, lo, hi, 8, len(spans), 2.0)
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+
+
+def test_weights_of_frequencies_equal_idf_to_the_bit():
+    """A table of every frequency up to the largest, or the distinct ones: either way, idf of each."""
+    from neardup.verify.overlap import idf, idf_of_frequencies
+
+    rng = np.random.default_rng(7)
+    for df in (rng.integers(1, 50, 5000), rng.integers(1, 10**6, 300), np.array([10**6]), np.array([], np.int64)):
+        for power in (1.0, 2.0):
+            got = idf_of_frequencies(df.astype(np.uint32), 10**6, power)
+            assert got.dtype == np.float64 and np.array_equal(got, idf(df, 10**6, power))
 
 
 def test_write_rows_writes_in_place_and_refuses_rows_that_do_not_fit(tmp_path):

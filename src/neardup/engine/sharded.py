@@ -50,7 +50,7 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, replace_workers, split_size, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
-from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_weights, split_values, weights_partition
+from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values, weights_partition
 from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
                                    trim_heap, work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
@@ -267,7 +267,8 @@ class ShardedRun(abc.ABC):
             pool = self.workers()
             if parts == 1:
                 pool.submit(weights_partition, str(self.wd.root), 0, 1, self.config.verify.idf_power).result()
-            else:  # the values grouped by partition in one read; each partition's weights; put back in order
+            else:  # the values grouped by partition in one read; each partition's frequencies; put back in
+                # order as weights
                 split = self.wd.root / SPLIT_DIR
                 shutil.rmtree(split, ignore_errors=True)
                 split.mkdir()
@@ -280,10 +281,11 @@ class ShardedRun(abc.ABC):
                         fut.result()
 
                 run_all([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
-                run_all([(partition_weights, root, p, len(spans), power) for p in range(parts)])
+                run_all([(partition_frequencies, root, p, len(spans)) for p in range(parts)])
                 for f in split.glob("*.values.npy"):  # the grouped copy of the values: read by no later step
                     f.unlink()
-                run_all([(assemble_weights, root, i, lo, hi, parts, len(spans)) for i, (lo, hi) in enumerate(spans)])
+                run_all([(assemble_weights, root, i, lo, hi, parts, len(spans), power)
+                         for i, (lo, hi) in enumerate(spans)])
             shutil.rmtree(self.wd.root / SPLIT_DIR, ignore_errors=True)
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))

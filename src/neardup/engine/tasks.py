@@ -23,7 +23,7 @@ from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled
 from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
-from neardup.verify.overlap import idf_weights_of_codes, value_codes
+from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
 #: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
@@ -149,30 +149,48 @@ def _split_counts(split: Path, n_splits: int) -> np.ndarray:
     return np.stack([load_array(split / f"{i:05d}.counts.npy", mmap=False) for i in range(n_splits)])
 
 
-def partition_weights(root: str, part: int, n_splits: int, idf_power: float) -> None:
-    """IDF weights of the values in hash partition ``part`` (read from every split), in split order, into
-    ``w-PART.npy`` of the splits' folder: a value's document frequency is its count here, since every
-    document's values are distinct."""
+def partition_frequencies(root: str, part: int, n_splits: int) -> None:
+    """Document frequency of each value in hash partition ``part`` (read from every split), in split order,
+    into ``f-PART.npy`` of the splits' folder: a value's count here, since every document's values are
+    distinct. 32-bit counts (half the bytes of the weights they become, written and read back once each)."""
     split = Path(root) / SPLIT_DIR
     counts = _split_counts(split, n_splits)
     starts = np.cumsum(counts, axis=1) - counts
     vals = np.concatenate([read_rows(split / f"{i:05d}.values.npy", int(starts[i, part]),
                                      int(starts[i, part] + counts[i, part])) for i in range(n_splits)])
     n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
-    weights = idf_weights_of_codes(*value_codes(vals), n, idf_power) if vals.size else np.empty(0, np.float64)
-    save_array(split / f"w-{part:05d}.npy", weights)
+    if vals.size:
+        codes, df = value_codes(vals)
+        del vals
+        frequencies = df.astype(frequency_dtype(n))[codes]
+    else:
+        frequencies = np.empty(0, frequency_dtype(n))
+    save_array(split / f"f-{part:05d}.npy", frequencies)
     trim_heap()
 
 
-def assemble_weights(root: str, index: int, lo: int, hi: int, parts: int, n_splits: int) -> None:
-    """Split ``index``'s weights taken from every partition's and put back in the order of the values
-    ``lo:hi``, written there into ``weights.npy.tmp`` (one contiguous write; splits never overlap)."""
+def frequency_dtype(n: int) -> type:
+    """The integer type of document frequencies in a corpus of ``n`` documents.
+
+    >>> frequency_dtype(10**7).__name__, frequency_dtype(2**32).__name__
+    ('uint32', 'int64')
+    """
+    return np.uint32 if n < 2**32 else np.int64
+
+
+def assemble_weights(root: str, index: int, lo: int, hi: int, parts: int, n_splits: int, idf_power: float) -> None:
+    """Split ``index``'s document frequencies taken from every partition's and put back in the order of the
+    values ``lo:hi``, turned into IDF weights and written there into ``weights.npy.tmp`` (one contiguous
+    write; splits never overlap)."""
     split = Path(root) / SPLIT_DIR
     counts = _split_counts(split, n_splits)
-    before, mine = counts[:index].sum(axis=0), counts[index]  # rows of each w-PART before this split's, its own
-    items = np.concatenate([read_rows(split / f"w-{p:05d}.npy", int(before[p]), int(before[p] + mine[p]))
+    before, mine = counts[:index].sum(axis=0), counts[index]  # rows of each f-PART before this split's, its own
+    items = np.concatenate([read_rows(split / f"f-{p:05d}.npy", int(before[p]), int(before[p] + mine[p]))
                             for p in range(parts)])
-    write_rows(Path(root) / "weights.npy.tmp", lo, ungrouped(read_rows(Path(root) / "values.npy", lo, hi), parts, items))
+    df = ungrouped(read_rows(Path(root) / "values.npy", lo, hi), parts, items)
+    del items
+    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    write_rows(Path(root) / "weights.npy.tmp", lo, idf_of_frequencies(df, n, idf_power))
     trim_heap()
 
 

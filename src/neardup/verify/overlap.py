@@ -78,6 +78,25 @@ def idf_weights_of_codes(codes: np.ndarray, counts: np.ndarray, n: int, power: f
     return idf(counts, n, power)[codes]
 
 
+def idf_of_frequencies(df: np.ndarray, n: int, power: float = 2.0) -> np.ndarray:
+    """:func:`idf` of many document frequencies (the same figures): one logarithm per frequency up to the
+    largest, gathered, when there are fewer of those than frequencies; else one per distinct frequency.
+
+    >>> idf_of_frequencies(np.array([3, 1, 3], dtype=np.uint32), 3, power=1).round(3).tolist()
+    [0.288, 1.386, 0.288]
+    """
+    df = np.asarray(df)
+    if df.size == 0:
+        return np.empty(0, dtype=np.float64)
+    top = int(df.max())
+    if top < df.size:
+        table = np.zeros(top + 1, dtype=np.float64)
+        table[1:] = idf(np.arange(1, top + 1, dtype=np.int64), n, power)
+        return table[df]
+    distinct, at = np.unique(df, return_inverse=True)
+    return idf(distinct.astype(np.int64), n, power)[at]
+
+
 def value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A dense code per entry (equal values, equal codes; ``0..k-1``) and each code's count, from a hash
     table (Arrow's dictionary encoding): 5x faster than sorting (``np.unique``) on millions of hashes.
