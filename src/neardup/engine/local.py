@@ -18,8 +18,8 @@ import numpy as np
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, tables_per_pass
 from neardup.engine.sharded import ShardedRun
-from neardup.engine.tasks import candidate_group, map_shard, verify_partition
-from neardup.engine.tiles import partition_count, tiles_for_run
+from neardup.engine.tasks import map_shard, table_keys, verify_partition
+from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
 from neardup.io.read import InputError
 from neardup.methods.base import KeyedMethod
@@ -58,55 +58,61 @@ class LocalRun(ShardedRun):
     def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.verify(self.candidates())
 
+    def spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
+        """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each
+        partition's verification reads one left tile."""
+        if left.size == 0:
+            return
+        codes = left.astype(np.int64) * n + right
+        part = pair_partition(left, self._tiles, parts)
+        for p in range(parts):
+            sel = codes[part == p]
+            if sel.size:
+                save_array(self.wd.pairs / f"{p:03d}-{tag}.npy", sel)
+
     def candidates(self) -> int:
-        """Stage 4a: the method's key tables a group at a time (hash partitions of a large table's keys), in
-        the worker processes: each table's buckets turned into pairs and spilled to disk by pair partition
-        (repeats are removed, or counted, when a partition is verified); returns the partition count."""
+        """Stage 4a: the method's key tables a group at a time (hash partitions of a large table's keys),
+        each table's buckets turned into pairs and spilled to disk by pair partition (repeats are removed,
+        or counted, when a partition is verified); returns the partition count."""
         method = self.method
         assert isinstance(method, KeyedMethod)
         rep = self.representation()
         n = len(rep)
         limit, workers = self.engine.memory_limit, self.plan.workers
-        tiles = tiles_for_run(self.wd.root, np.asarray(rep.sets.offsets), limit, workers, method.score_name)
-        parts = partition_count(pair_partitions(n, limit, workers), tiles)
-        self.counts.update(tiles=len(tiles) - 1)
+        # The key rows are sorted in this process while the workers idle: workers that still hold more than a
+        # tenth of the limit from the map stage are stopped (at 10M stories they held 690 MB of the 1.9 GB peak).
+        self.make_room(int(limit * 0.4))
+        self._tiles = tiles_for_run(self.wd.root, np.asarray(rep.sets.offsets), limit, workers, method.score_name)
+        parts = partition_count(pair_partitions(n, limit, workers), self._tiles)
+        self.counts.update(tiles=len(self._tiles) - 1)
         if self.wd.done("candidates"):
             return int(load_array(self.wd.root / "parts.npy", mmap=False)[0])
         t0 = time.perf_counter()
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
         tables = method.n_tables()
         rows_per_table = int(method.key_counts(rep, docs).sum()) // max(1, tables)
-        # Each worker sorts the key rows of its group: the plan's share of the limit, split between them.
-        key_parts = key_partitions(rows_per_table, limit, concurrent=workers)
-        group = tables_per_pass(rows_per_table, limit // workers) if key_parts == 1 else 1
-        self.make_room(int(limit * 0.4))
+        key_parts = key_partitions(rows_per_table, limit)
+        group = tables_per_pass(rows_per_table, limit) if key_parts == 1 else 1
         bar = self.bar(tables, "candidates", "table")
-        todo = [(first, min(tables, first + group), p) for first in range(0, tables, group) for p in range(key_parts)]
-        bar.update(sum((last - first) / key_parts for first, last, p in todo if self.wd.done(f"keys-t{first:05d}p{p:04d}")))
-        todo = [t for t in todo if not self.wd.done(f"keys-t{t[0]:05d}p{t[2]:04d}")] if docs.size >= 2 else []
-        pool = self.workers()
         found = 0
-        pending: list[tuple[Future[int], int]] = []
-        for first, last, p in todo:  # a few groups in flight, each told how many candidates came before it
-            pending.append((pool.submit(candidate_group, str(self.wd.root), self.config, first, last, p, key_parts,
-                                        parts, found), last - first))
-            while len(pending) >= self.plan.in_flight:
-                found = self._group_done(pending.pop(0), found, docs.size, bar, key_parts)
-        for item in pending:
-            found = self._group_done(item, found, docs.size, bar, key_parts)
+        for first in range(0, tables, group):
+            span = range(first, min(tables, first + group))
+            for p in range(key_parts):
+                if not self.wd.done(f"keys-t{first:05d}p{p:04d}") and docs.size >= 2:
+                    for t, keys, key_docs in table_keys(method, rep, docs, span, p, key_parts):
+                        left, right = method.bucket_pairs(keys, key_docs)
+                        found += left.size
+                        method.check_candidates(found, docs.size)
+                        self.spill(left, right, f"t{t:05d}p{p:04d}", n, parts)
+                        bar.update(1 / key_parts)
+                    self.wd.mark(f"keys-t{first:05d}p{p:04d}")
+                else:
+                    bar.update(len(span) / key_parts)
         bar.close()
         save_array(self.wd.root / "parts.npy", np.array([parts]))
         self.wd.mark("candidates")
         self.timed("candidates", t0)
         return parts
-
-    def _group_done(self, item: tuple[Future[int], int], found: int, n_docs: int, bar: Any, key_parts: int) -> int:
-        """Wait for one candidate group; the candidates found so far (held to the method's cap)."""
-        fut, width = item
-        found += fut.result()
-        self.method.check_candidates(found, n_docs)
-        bar.update(width / key_parts)
-        return found
 
     def verify(self, parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4b: de-duplicate (or count) and score each partition of candidates in the worker processes;

@@ -14,8 +14,8 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
 2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on (and deleted
    from the shards).
 3. ``weights``: document frequencies of shingles (for IDF-weighted scores), one hash partition at a time.
-4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time in the workers (hash
-   partitions of the keys when a table is large), pairs spilled to disk by partition, then each partition
+4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time (hash partitions of
+   the keys when a table is large), pairs spilled to disk by partition, then each partition
    de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
    process over the joined vectors (which must fit in memory).
 5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically.

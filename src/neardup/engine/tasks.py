@@ -1,6 +1,5 @@
 """The tasks the chunked engines run in worker processes (a local pool or Ray tasks): map a batch into a
-shard, IDF weights of a hash partition, the candidates of a group of key tables, and the verification of
-candidates.
+shard, IDF weights of a hash partition, the key rows of documents, and the verification of candidates.
 
 Owns what each task does to a work directory, calling the method's own operations; must not schedule
 tasks (:mod:`neardup.engine.local`, :mod:`neardup.engine.ray` do) or implement a method.
@@ -20,8 +19,8 @@ import numpy as np
 from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
-from neardup.engine.tiles import gather_rows, load_tiles, pair_partition, read_rows, score_tiled, write_rows
-from neardup.engine.workdir import WorkDir, joined, load_array, release, save_array, save_npz, save_shard, trim_heap
+from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled, write_rows
+from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
@@ -265,44 +264,6 @@ def table_keys(method: KeyedMethod, rep: Representation, docs: np.ndarray, table
             yield t, np.concatenate(keys_list), np.concatenate(docs_list)
 
 
-def candidate_group(root: str, config: DedupConfig, first: int, last: int, part: int, key_parts: int, parts: int,
-                    found_before: int = 0) -> int:
-    """Candidates of tables ``first:last`` (hash partition ``part`` of their keys, of ``key_parts``): each
-    table's buckets turned into pairs and spilled by pair partition (:func:`spill_pairs`), then the group
-    marked done. ``found_before``: candidates found before this group, for the method's cap (checked
-    after every table). Returns the pairs found."""
-    wd = WorkDir(root)
-    method = methods.get(config)
-    assert isinstance(method, KeyedMethod)
-    rep = joined(root, texts=False)
-    docs = np.flatnonzero(~rep.empty).astype(np.int64)
-    tiles = load_tiles(root)
-    found = 0
-    for t, keys, key_docs in table_keys(method, rep, docs, range(first, last), part, key_parts):
-        left, right = method.bucket_pairs(keys, key_docs)
-        del keys, key_docs
-        found += left.size
-        method.check_candidates(found_before + found, docs.size)
-        spill_pairs(wd, left, right, f"t{t:05d}p{part:04d}", len(rep), parts, tiles)
-    wd.mark(f"keys-t{first:05d}p{part:04d}")
-    trim_heap()
-    return found
-
-
-def spill_pairs(wd: WorkDir, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int,
-                tiles: np.ndarray) -> None:
-    """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each
-    partition's verification reads one left tile."""
-    if left.size == 0:
-        return
-    codes = left.astype(np.int64) * n + right
-    part = pair_partition(left, tiles, parts)
-    for p in range(parts):
-        sel = codes[part == p]
-        if sel.size:
-            save_array(wd.pairs / f"{p:03d}-{tag}.npy", sel)
-
-
 def _release(rep: Representation) -> None:
     for arr in (rep.sketch, rep.sets.values):
         if arr is not None:
@@ -416,6 +377,6 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["SPLIT_DIR", "assemble_weights", "candidate_group", "distinct_codes", "frequency_dtype", "grouped", "map_shard",
-           "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "spill_pairs", "split_values",
-           "table_keys", "ungrouped", "value_partition", "verify_partition", "weights_partition"]
+__all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "grouped", "map_shard", "partition_of", "partition_weights",
+           "score_codes", "sketch_pairs", "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
+           "weights_partition"]

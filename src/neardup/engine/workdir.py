@@ -143,9 +143,8 @@ def shard_files(wd: WorkDir, index: int) -> list[str]:
     return [p for p in parts if p != "done"] + (["done"] if "done" in parts else [])
 
 
-def joined(root: str | os.PathLike[str], texts: bool = True) -> Representation:
-    """The representation of a work directory after the join stage (large arrays memory-mapped; the texts
-    of a method that keeps them read unless ``texts`` is false)."""
+def joined(root: str | os.PathLike[str]) -> Representation:
+    """The representation of a work directory after the join stage (large arrays memory-mapped)."""
     r = Path(root)
     sets = ShingleSets(load_array(r / "values.npy"), load_array(r / "offsets.npy", mmap=False))
     vectors = None
@@ -153,14 +152,14 @@ def joined(root: str | os.PathLike[str], texts: bool = True) -> Representation:
         chunks = (load_array(r / "chunks.npy"), load_array(r / "chunk_offsets.npy", mmap=False)) \
             if (r / "chunks.npy").exists() else (None, None)
         vectors = Embeddings(docs=load_array(r / "vectors.npy"), chunks=chunks[0], offsets=chunks[1])
-    kept = None
-    if texts and (r / "texts.parquet").exists():
+    texts = None
+    if (r / "texts.parquet").exists():
         import pyarrow.parquet as pq
 
-        kept = pq.read_table(r / "texts.parquet")["text"].to_pylist()
+        texts = pq.read_table(r / "texts.parquet")["text"].to_pylist()
     return Representation(sets=sets, lengths=load_array(r / "lengths.npy", mmap=False),
                           sketch=load_array(r / "sketch.npy") if (r / "sketch.npy").exists() else None,
-                          vectors=vectors, texts=kept)
+                          vectors=vectors, texts=texts)
 
 
 def save_array(path: str | os.PathLike[str], array: np.ndarray) -> None:
