@@ -52,28 +52,6 @@ def make_plan(engine: EngineConfig) -> Plan:
     return Plan(batch_docs=batch, in_flight=in_flight, workers=workers)
 
 
-#: What a fresh worker holds (``RssAnon``) once it has imported its modules and run a compiled loop.
-FRESH_WORKER_BYTES = 75 * 2**20
-
-
-def replace_workers(held: int, need: int, workers: int, memory_limit: int) -> bool:
-    """Whether to replace the workers before a stage that needs about ``need`` bytes in them, when they hold
-    ``held`` now: when ``held + need`` passes half the limit and a fresh pool would hold a tenth of the limit
-    less (:data:`FRESH_WORKER_BYTES` a worker). Below that the memory that replacing frees is small beside
-    what starting workers costs (their imports: 1-1.5 s of CPU each).
-
-    >>> MB = 2**20
-    >>> replace_workers(690 * MB, 800 * MB, 2, 2000 * MB)  # 10M stories: 540 MB beyond fresh workers
-    True
-    >>> replace_workers(232 * MB, 900 * MB, 2, 2000 * MB)  # 200k stories: 82 MB beyond fresh workers
-    False
-    >>> replace_workers(690 * MB, 0, 2, 2000 * MB)  # room enough as they are
-    False
-    """
-    spare = held - FRESH_WORKER_BYTES * workers
-    return held + need > memory_limit * 0.5 and spare > memory_limit * 0.1
-
-
 def power_of_two_at_least(x: float) -> int:
     """The smallest power of two >= ``x`` (and >= 1).
 
@@ -121,5 +99,5 @@ def codes_per_pass(memory_limit: int, workers: int) -> int:
     return int(memory_limit * 0.25 / max(1, workers) / BYTES_PER_CODE)
 
 
-__all__ = ["FRESH_WORKER_BYTES", "Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions", "power_of_two_at_least",
-           "replace_workers", "split_size", "tables_per_pass", "weight_partitions"]
+__all__ = ["Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions", "power_of_two_at_least",
+           "split_size", "tables_per_pass", "weight_partitions"]

@@ -47,7 +47,7 @@ from neardup import methods
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
-from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, replace_workers, split_size, weight_partitions
+from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values, weights_partition
@@ -129,11 +129,10 @@ class ShardedRun(abc.ABC):
     def make_room(self, need: int) -> None:
         """Before a stage that will need about ``need`` bytes in its workers: replace the workers when
         what they still hold from earlier stages (memory the allocators keep for reuse, measured from
-        ``/proc``) plus ``need`` would pass half the memory limit and fresh workers would hold much less
-        (:func:`~neardup.engine.plan.replace_workers`). Fresh workers cost 1-1.5 s of CPU each, so runs
-        whose workers hold little keep theirs."""
+        ``/proc``) plus ``need`` would pass half the memory limit. Fresh workers cost about half a
+        second, so small runs keep theirs."""
         if isinstance(self._pool, ProcessPoolExecutor):
-            if replace_workers(pool_held_bytes(self._pool), need, self.plan.workers, self.engine.memory_limit):
+            if pool_held_bytes(self._pool) + need > self.engine.memory_limit * 0.5:
                 self.close()
 
     def close(self, now: bool = False) -> None:

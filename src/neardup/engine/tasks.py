@@ -377,6 +377,6 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "grouped", "map_shard", "partition_of", "partition_weights",
-           "score_codes", "sketch_pairs", "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
-           "weights_partition"]
+__all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "frequency_dtype", "grouped", "map_shard",
+           "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values", "table_keys", "ungrouped",
+           "value_partition", "verify_partition", "weights_partition"]
