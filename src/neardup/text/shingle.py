@@ -328,8 +328,13 @@ def char_unit_hashes(text: str) -> np.ndarray:
     >>> h = char_unit_hashes("aba"); bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
     """
+    return _code_point_hashes(code_points(text))
+
+
+def _code_point_hashes(cps: np.ndarray) -> np.ndarray:
+    """:func:`char_unit_hashes` of code points (NumPy; the compiled n-gram loop computes the same)."""
     with np.errstate(over="ignore"):
-        return _mix(code_points(text).astype(np.uint64) * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD))
+        return _mix(cps.astype(np.uint64) * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD))
 
 
 def _char_shingle_batch(texts: Sequence[str], n: int, sample: int = 1) -> ShingleSets:
@@ -349,8 +354,7 @@ def _ngram_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1,
     over the whole batch on small ones (the same values to the bit)."""
     if not pays(int(units.size)):
         if chars:
-            with np.errstate(over="ignore"):
-                units = _mix(units.astype(np.uint64) * np.uint64(_CHAR_MULT) + np.uint64(_CHAR_ADD))
+            units = _code_point_hashes(units)
         return _unique_within(*_sampled(*_ngram_hashes(units, lengths, n), sample), lengths.size)
     multipliers = np.array([_multiplier(i) for i in range(n)], dtype=np.uint64)
     cut = np.uint64((1 << 64) // sample if sample > 1 else 0)
