@@ -36,8 +36,18 @@ from neardup.synth import derive_seed
 __all__ = ["TrainingSet", "concat", "from_labelled", "from_records", "split_by_cluster", "with_noisy_copies"]
 
 
-#: The id suffix of a noisy copy (``<id>~n1``, ``<id>~n2``, ...).
-_COPY_SUFFIX = re.compile(r"~n[0-9]+$")
+#: What a noisy copy's id adds to its original's: ``<id>~n1``, ``<id>~n2``, ... (:func:`copy_id`).
+_COPY_MARK = "~n"
+_COPY_SUFFIX = re.compile(re.escape(_COPY_MARK) + r"[0-9]+$")
+
+
+def copy_id(doc_id: str, j: int) -> str:
+    """The id of the ``j``-th noisy copy of document ``doc_id`` (what :meth:`TrainingSet.origins` undoes).
+
+    >>> copy_id("a", 2)
+    'a~n2'
+    """
+    return f"{doc_id}{_COPY_MARK}{j}"
 
 
 @dataclass
@@ -73,7 +83,7 @@ class TrainingSet:
                            dict(self.info), nbs)
 
     def origins(self) -> list[str]:
-        """Each document's original: its id without the ``~nN`` suffix :func:`with_noisy_copies` gives a copy.
+        """Each document's original: its id without the suffix :func:`copy_id` gives a noisy copy.
 
         >>> TrainingSet(["a", "b", "a~n1", "b~n2"], list("wxyz"), list("kkkk"), list("kkkk")).origins()
         ['a', 'b', 'a', 'b']
@@ -201,7 +211,7 @@ def with_noisy_copies(ts: TrainingSet, copies: int, seed: int = 0, tag: str = "c
     for j in range(1, copies + 1):
         for i in range(n):
             preset = rng.choices(names, weights)[0]
-            cid = f"{ts.ids[i]}~n{j}"
+            cid = copy_id(ts.ids[i], j)
             made[i].append(len(ids))
             ids.append(cid)
             texts.append(apply_noise(ts.texts[i], preset, seed, doc_id=f"{tag}/{cid}").text)
