@@ -113,6 +113,38 @@ def test_one_worker_and_many_workers_agree(example_path, tmp_path):
     assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
 
 
+def test_a_small_input_runs_in_this_process_unless_workers_are_asked_for(example_path, tmp_path, monkeypatch):
+    """With the worker count automatic, an input of at most INLINE_DOCS documents starts no worker process
+    (their start costs more than the work); past it, or with --workers, the workers run it. Same output."""
+    import neardup.engine.plan as plan
+    from neardup.engine import local
+
+    started = []
+    real_pool = local.LocalRun.workers
+
+    def counted(self):
+        pool = real_pool(self)
+        started.append(type(pool).__name__)
+        return pool
+
+    monkeypatch.setattr(local.LocalRun, "workers", counted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # automatic = two workers, on any machine
+    small = run_chunked(example_path, tmp_path / "small", DedupConfig(), EngineConfig(batch_docs=40, progress=False))
+    assert small["engine"]["plan"]["workers"] == 1 and small["engine"]["shards"] == 8
+    assert set(started) == {"InlineExecutor"}
+
+    started.clear()
+    monkeypatch.setattr(plan, "INLINE_DOCS", 100)  # the same 300 documents are now past the bound
+    large = run_chunked(example_path, tmp_path / "large", DedupConfig(), EngineConfig(batch_docs=40, progress=False))
+    assert large["engine"]["plan"]["workers"] == 2 and set(started) == {"ProcessPoolExecutor"}
+
+    started.clear()
+    monkeypatch.setattr(plan, "INLINE_DOCS", 30_000)
+    asked = run_chunked(example_path, tmp_path / "asked", DedupConfig(), EngineConfig(workers=2, progress=False))
+    assert asked["engine"]["plan"]["workers"] == 2 and set(started) == {"ProcessPoolExecutor"}
+    assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large") == _outputs(tmp_path / "asked")
+
+
 def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(example_path, tmp_path):
     """Regression: rensa's Rust thread pool, started in the parent, deadlocked plainly forked workers."""
     script = (

@@ -8,20 +8,23 @@ in-memory run's exactly. The stages, checkpoints and outputs are those of :mod:`
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
 
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
-from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, tables_per_pass
+from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
-from neardup.io.read import InputError
+from neardup.io.read import Document, InputError
 from neardup.methods.base import KeyedMethod
 
 
@@ -36,8 +39,10 @@ class LocalRun(ShardedRun):
         bar = self.bar(None, "reading + representing")
         n_shards = 0
         pending: list[Future[dict[str, Any]]] = []
+        batches = self.batches()
+        ahead = self.small_input(batches)
         pool = self.workers()
-        for index, batch in enumerate(self.batches()):
+        for index, batch in enumerate(itertools.chain(ahead, batches)):
             n_shards = index + 1
             if self.wd.shard_done(index):
                 bar.update(len(batch))
@@ -54,6 +59,23 @@ class LocalRun(ShardedRun):
             raise InputError(self.input, None, "no documents found (empty input)")
         self.timed("map", t0)
         return n_shards
+
+    def small_input(self, batches: Iterator[list[Document]]) -> list[list[Document]]:
+        """With the worker count automatic: the input's first batches, read until it is known not to be small
+        (:func:`~neardup.engine.plan.runs_inline`); if it ended first, the whole run takes one worker, this
+        process (the same output: only the partition counts follow the worker count)."""
+        if self.engine.workers != 0 or self.plan.workers <= 1:
+            return []
+        ahead: list[list[Document]] = []
+        docs = chars = 0
+        for batch in batches:
+            ahead.append(batch)
+            docs += len(batch)
+            chars += sum(len(d.text) for d in batch)
+            if not runs_inline(docs, chars, self.engine.memory_limit):
+                return ahead
+        self.plan = dataclasses.replace(self.plan, workers=1)
+        return ahead
 
     def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.verify(self.candidates())

@@ -52,6 +52,24 @@ def make_plan(engine: EngineConfig) -> Plan:
     return Plan(batch_docs=batch, in_flight=in_flight, workers=workers)
 
 
+#: Inputs up to this many documents run their tasks in the main process when the worker count is automatic:
+#: two workers' start (an interpreter, NumPy, PyArrow and the compiled loops loaded in each, again after each
+#: replacement) cost more than they save below it. Measured on 2 cores, whole command, default method: 5k
+#: news stories 2.6-3.5 s inline vs 5.0-5.7 s with two workers, 20k 4.1-4.5 vs 5.5-6.0 s, 50k even (7.8-8.7 s).
+INLINE_DOCS = 30_000
+
+
+def runs_inline(docs: int, chars: int, memory_limit: int) -> bool:
+    """Whether an input of which ``docs`` documents of ``chars`` characters have been read is still small
+    enough to run in one process: at most :data:`INLINE_DOCS` documents, and its text within a twentieth
+    of the memory limit (the batches are held while the rest is read).
+
+    >>> runs_inline(300, 10**6, 2 * 2**30), runs_inline(40_000, 10**6, 2 * 2**30), runs_inline(10, 10**9, 2**30)
+    (True, False, False)
+    """
+    return docs <= INLINE_DOCS and chars <= memory_limit // 20
+
+
 def power_of_two_at_least(x: float) -> int:
     """The smallest power of two >= ``x`` (and >= 1).
 
@@ -99,5 +117,5 @@ def codes_per_pass(memory_limit: int, workers: int) -> int:
     return int(memory_limit * 0.25 / max(1, workers) / BYTES_PER_CODE)
 
 
-__all__ = ["Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions", "power_of_two_at_least",
-           "split_size", "tables_per_pass", "weight_partitions"]
+__all__ = ["INLINE_DOCS", "Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions",
+           "power_of_two_at_least", "runs_inline", "split_size", "tables_per_pass", "weight_partitions"]
