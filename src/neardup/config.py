@@ -131,8 +131,9 @@ class EngineConfig:
     ``name``: ``memory`` (one process, everything in memory), ``local`` (chunked on this machine: bounded
     memory, all cores, resumable) or ``ray`` (a Ray cluster; ``address`` joins one, else a local one is
     started). ``memory_limit`` (bytes, or a size such as ``"2GB"``) plans the chunked engines' batches and
-    partitions; ``workers`` (0: one per core); ``work_dir`` (default ``OUTDIR/.neardup-work``);
-    ``evidence``: also write each pair's evidence (``evidence.parquet``, :mod:`neardup.evidence`).
+    partitions; ``workers`` (0: one per core, and none beside this process for an input of at most 20,000
+    documents); ``work_dir`` (default ``OUTDIR/.neardup-work``); ``evidence``: also write each pair's
+    evidence (``evidence.parquet``, :mod:`neardup.evidence`).
 
     >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
     1000000000
@@ -163,7 +164,7 @@ class EngineConfig:
 
     @property
     def n_workers(self) -> int:
-        """Worker processes (0 means one per core)."""
+        """Worker processes (0 means one per core; the local engine runs a small input in its own process)."""
         return self.workers or (os.cpu_count() or 1)
 
     def replace(self, **changes: Any) -> EngineConfig:

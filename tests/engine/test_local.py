@@ -120,7 +120,7 @@ def test_a_small_input_runs_in_this_process_unless_workers_are_asked_for(example
     from neardup.engine import local
 
     started = []
-    real_pool = local.LocalRun.workers
+    real_pool, bound = local.LocalRun.workers, plan.INLINE_DOCS
 
     def counted(self):
         pool = real_pool(self)
@@ -139,7 +139,7 @@ def test_a_small_input_runs_in_this_process_unless_workers_are_asked_for(example
     assert large["engine"]["plan"]["workers"] == 2 and set(started) == {"ProcessPoolExecutor"}
 
     started.clear()
-    monkeypatch.setattr(plan, "INLINE_DOCS", 30_000)
+    monkeypatch.setattr(plan, "INLINE_DOCS", bound)
     asked = run_chunked(example_path, tmp_path / "asked", DedupConfig(), EngineConfig(workers=2, progress=False))
     assert asked["engine"]["plan"]["workers"] == 2 and set(started) == {"ProcessPoolExecutor"}
     assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large") == _outputs(tmp_path / "asked")

@@ -81,7 +81,7 @@ ENGINE_OPTIONS: tuple[Option, ...] = (
     option("engine", str, ("--engine",), "local (chunked on this machine: bounded memory, all cores, resumable) | ray (a Ray cluster) | memory (one process).", default="local"),
     option("address", Optional[str], ("--address",), "With --engine ray: the cluster address (default: start a local one)."),
     option("memory_limit", Optional[str], ("--memory-limit",), "Peak memory of the whole run, e.g. 1GB (sets batch sizes and partitions; default 2GiB)."),
-    option("workers", Optional[int], ("--workers",), "Worker processes (default 0: one per core)."),
+    option("workers", Optional[int], ("--workers",), "Worker processes (default 0: one per core; an input of at most 20,000 documents runs in this process)."),
     option("resume", bool, ("--resume",), "Continue an interrupted run from its last completed shard/stage.", default=False),
     option("work_dir", Optional[Path], ("--work-dir",), "Where shards and checkpoints go (default OUTDIR/.neardup-work)."),
     option("keep_work", bool, ("--keep-work",), "Keep the work directory after success.", default=False),

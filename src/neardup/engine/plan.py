@@ -54,9 +54,10 @@ def make_plan(engine: EngineConfig) -> Plan:
 
 #: Inputs up to this many documents run their tasks in the main process when the worker count is automatic:
 #: two workers' start (an interpreter, NumPy, PyArrow and the compiled loops loaded in each, again after each
-#: replacement) cost more than they save below it. Measured on 2 cores, whole command, default method: 5k
-#: news stories 2.6-3.5 s inline vs 5.0-5.7 s with two workers, 20k 4.1-4.5 vs 5.5-6.0 s, 50k even (7.8-8.7 s).
-INLINE_DOCS = 30_000
+#: replacement) cost more than they save below it. Measured on 2 cores, whole command, default method, the
+#: first N stories of the 200k bench corpus, farm-bench medians of 5 (inline / two workers): 5k 2.71 / 4.76 s,
+#: 20k 4.27 / 5.27 s, 30k 6.69 / 6.62 s (even), 50k even in single runs.
+INLINE_DOCS = 20_000
 
 
 def runs_inline(docs: int, chars: int, memory_limit: int) -> bool:
