@@ -137,6 +137,12 @@ def _ungrouped_loop(values: np.ndarray, shift: np.uint64, parts: int, items: np.
     return out
 
 
+def corpus_size(root: str | os.PathLike[str]) -> int:
+    """The number of documents of the work directory ``root`` (from its joined ``offsets.npy``, mapped: only
+    its header is read)."""
+    return len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+
+
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:
     """Split ``index`` of the weights stage: values ``lo:hi`` of the work directory's ``values.npy`` grouped by
     hash partition, and the count per partition. One read of the values file serves every partition."""
@@ -158,7 +164,7 @@ def partition_frequencies(root: str, part: int, n_splits: int) -> None:
     starts = np.cumsum(counts, axis=1) - counts
     vals = np.concatenate([read_rows(split / f"{i:05d}.values.npy", int(starts[i, part]),
                                      int(starts[i, part] + counts[i, part])) for i in range(n_splits)])
-    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    n = corpus_size(root)
     if vals.size:
         codes, df = value_codes(vals)
         del vals
@@ -189,7 +195,7 @@ def assemble_weights(root: str, index: int, lo: int, hi: int, parts: int, n_spli
                             for p in range(parts)])
     df = ungrouped(read_rows(Path(root) / "values.npy", lo, hi), parts, items)
     del items
-    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    n = corpus_size(root)
     write_rows(Path(root) / "weights.npy.tmp", lo, idf_of_frequencies(df, n, idf_power))
     trim_heap()
 
@@ -210,7 +216,7 @@ def weights_partition(root: str, part: int, parts: int, idf_power: float, span: 
     (partitions are disjoint sets of positions, so workers never overlap). Writes go ``span`` file
     positions at a time, each block's mapped pages dropped after it. (The weights stage runs this for a
     single partition; several go through :func:`split_values`, which reads the values once.)"""
-    n = len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    n = corpus_size(root)
     vals, pos = value_partition(Path(root) / "values.npy", part, parts)
     if vals.size:
         codes, counts = value_codes(vals)
@@ -377,6 +383,6 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["SPLIT_DIR", "assemble_weights", "distinct_codes", "frequency_dtype", "grouped", "map_shard",
-           "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values", "table_keys", "ungrouped",
-           "value_partition", "verify_partition", "weights_partition"]
+__all__ = ["SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
+           "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values",
+           "table_keys", "ungrouped", "value_partition", "verify_partition", "weights_partition"]
