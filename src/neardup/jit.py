@@ -27,10 +27,30 @@ def pays(elements: int) -> bool:
     >>> pays(10), pays(10**7) == (os.environ.get("NEARDUP_JIT", "") != "0")
     (False, True)
     """
-    switch = os.environ.get("NEARDUP_JIT", "")
-    if switch == "0":
+    if not enabled():
         return False
-    return switch == "1" or elements >= MIN_ELEMENTS
+    return os.environ.get("NEARDUP_JIT", "") == "1" or elements >= MIN_ELEMENTS
+
+
+def enabled() -> bool:
+    """Whether compiled loops may run at all (``NEARDUP_JIT=0`` turns them off).
+
+    >>> enabled() == (os.environ.get("NEARDUP_JIT", "") != "0")
+    True
+    """
+    return os.environ.get("NEARDUP_JIT", "") != "0"
+
+
+def ready() -> None:
+    """Import numba and build its typing and target contexts now: what a process's first compiled call would
+    otherwise do (about 0.3 s of imports and 0.2 s of contexts), so that processes forked from this one
+    start with both (:mod:`neardup.engine.forkserver`). A no-op when compiled loops are off."""
+    if not enabled():
+        return
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
 
 
 def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass
+from neardup.engine.processes import start_server
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
@@ -63,12 +64,15 @@ class LocalRun(ShardedRun):
     def small_input(self, batches: Iterator[list[Document]]) -> list[list[Document]]:
         """With the worker count automatic: the input's first batches, read until it is known not to be small
         (:func:`~neardup.engine.plan.runs_inline`); if it ended first, the whole run takes one worker, this
-        process (the same output: only the partition counts follow the worker count)."""
+        process (the same output: only the partition counts follow the worker count). The fork server is
+        started once the input fills a batch, so its loading overlaps the reading ahead."""
         if self.engine.workers != 0 or self.plan.workers <= 1:
             return []
         ahead: list[list[Document]] = []
         docs = chars = 0
         for batch in batches:
+            if not ahead and len(batch) >= self.plan.batch_docs:
+                start_server()
             ahead.append(batch)
             docs += len(batch)
             chars += sum(len(d.text) for d in batch)

@@ -1,0 +1,32 @@
+"""What the fork server loads once, before it forks any worker: importing this module is its whole job.
+
+Owns the list of what every worker process needs loaded (NumPy, PyArrow and its Parquet and compute
+modules, the stages' tasks, numba with its compilation contexts ready) and loads it; must not start
+processes (:mod:`neardup.engine.processes` names this module as the fork server's preload) or run tasks.
+
+A worker forked from a server that holds them starts with them: without it, each worker spent about a
+second of CPU importing them and building numba's contexts on its first compiled call (0.3 s + 0.2 s), and
+a run starts workers for every stage: at 200k stories about 7 s of the run's CPU. pandas is loaded too where
+it is installed, though neardup never uses it: PyArrow imports it in every process on that process's first
+conversion from NumPy or Python objects (0.15-0.3 s each). The server's own memory (about 200 MB resident,
+nearly all of it library pages the workers share) is counted in the scale bench's summed RSS.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from neardup import jit
+
+#: What every worker imports. ``pandas``: only where it is installed (PyArrow imports it if it is).
+MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
+OPTIONAL = ("pandas",)
+
+for _name in MODULES:
+    importlib.import_module(_name)
+for _name in OPTIONAL:
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
+jit.ready()

@@ -1,0 +1,44 @@
+"""Worker processes start with what the fork server loaded (neardup.engine.forkserver): NumPy, PyArrow, the
+tasks and numba with its contexts built, or no numba at all when compiled loops are off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+#: Run in a fresh interpreter (a fresh fork server): what a worker of a two-worker pool has loaded before its
+#: first task, and what this process has.
+_PROBE = """
+import json, sys
+from neardup.engine.processes import process_pool, stop_pool
+names = ("numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks", "neardup.engine.forkserver")
+pool = process_pool(2)
+try:
+    worker = pool.submit(eval, "[n for n in %r if n in __import__('sys').modules]" % (names,)).result()
+finally:
+    stop_pool(pool)
+print(json.dumps({"worker": worker, "parent": [n for n in names if n in sys.modules]}))
+"""
+
+
+def _probe(**env: str) -> dict[str, list[str]]:
+    done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_worker_starts_with_numba_ready_and_the_tasks_loaded_by_the_fork_server():
+    loaded = _probe(NEARDUP_JIT="")
+    # numba.np.arraymath is imported by numba's first compilation context, which jit.ready() builds
+    assert loaded["worker"] == ["numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks",
+                                "neardup.engine.forkserver"]
+    assert loaded["parent"] == []  # the server loaded them, not the process that asked for workers
+
+
+def test_with_compiled_loops_off_the_fork_server_does_not_load_numba():
+    loaded = _probe(NEARDUP_JIT="0")
+    assert "numba" not in loaded["worker"] and "numba.np.arraymath" not in loaded["worker"]
+    assert "neardup.engine.tasks" in loaded["worker"]
