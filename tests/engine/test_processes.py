@@ -1,5 +1,6 @@
 """Worker processes start with what the fork server loaded (neardup.engine.forkserver): NumPy, PyArrow, the
-tasks and numba with its contexts built, or no numba at all when compiled loops are off."""
+tasks, numba with its contexts built (or no numba at all when compiled loops are off) and the normalizer's
+table of word characters."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 #: Run in a fresh interpreter (a fresh fork server): what a worker of a two-worker pool has loaded before its
 #: first task, and what this process has.
@@ -17,13 +19,15 @@ names = ("numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks
 pool = process_pool(2)
 try:
     worker = pool.submit(eval, "[n for n in %r if n in __import__('sys').modules]" % (names,)).result()
+    normalize = "__import__('neardup.text.normalize', fromlist=['x'])"
+    table = pool.submit(eval, normalize + ".alnum_table.cache_info().currsize").result()
 finally:
     stop_pool(pool)
-print(json.dumps({"worker": worker, "parent": [n for n in names if n in sys.modules]}))
+print(json.dumps({"worker": worker, "parent": [n for n in names if n in sys.modules], "table": table}))
 """
 
 
-def _probe(**env: str) -> dict[str, list[str]]:
+def _probe(**env: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **env})
     assert done.returncode == 0, done.stderr
@@ -36,6 +40,7 @@ def test_a_worker_starts_with_numba_ready_and_the_tasks_loaded_by_the_fork_serve
     assert loaded["worker"] == ["numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks",
                                 "neardup.engine.forkserver"]
     assert loaded["parent"] == []  # the server loaded them, not the process that asked for workers
+    assert loaded["table"] == 1  # the normalizer's table of word characters: built in the server, inherited
 
 
 def test_with_compiled_loops_off_the_fork_server_does_not_load_numba():

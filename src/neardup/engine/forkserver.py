@@ -1,7 +1,8 @@
 """What the fork server loads once, before it forks any worker: importing this module is its whole job.
 
 Owns the list of what every worker process needs loaded (NumPy, PyArrow and its Parquet and compute
-modules, the stages' tasks, numba with its compilation contexts ready) and loads it; must not start
+modules, the stages' tasks, numba with its compilation contexts ready, the normalizer's table of word
+characters) and loads it; must not start
 processes (:mod:`neardup.engine.processes` names this module as the fork server's preload) or run tasks.
 
 A worker forked from a server that holds them starts with them: without it, each worker spent about a
@@ -17,6 +18,7 @@ from __future__ import annotations
 import importlib
 
 from neardup import jit
+from neardup.text.normalize import alnum_table
 
 #: What every worker imports. ``pandas``: only where it is installed (PyArrow imports it if it is).
 MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
@@ -30,3 +32,4 @@ for _name in OPTIONAL:
     except ImportError:
         pass
 jit.ready()
+alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
