@@ -2,15 +2,16 @@
 
 Owns the list of what every worker process needs loaded (NumPy, PyArrow and its Parquet and compute
 modules, the stages' tasks, numba with its compilation contexts ready, the normalizer's table of word
-characters) and loads it; must not start
-processes (:mod:`neardup.engine.processes` names this module as the fork server's preload) or run tasks.
+characters) and loads it; must not start processes (:mod:`neardup.engine.processes` names this module as
+the fork server's preload) or run tasks.
 
-A worker forked from a server that holds them starts with them: without it, each worker spent about a
+A worker forked from a server that holds them starts with them. Without it, each worker spent about a
 second of CPU importing them and building numba's contexts on its first compiled call (0.3 s + 0.2 s), and
-a run starts workers for every stage: at 200k stories about 7 s of the run's CPU. pandas is loaded too where
-it is installed, though neardup never uses it: PyArrow imports it in every process on that process's first
-conversion from NumPy or Python objects (0.15-0.3 s each). The server's own memory (about 200 MB resident,
-nearly all of it library pages the workers share) is counted in the scale bench's summed RSS.
+a run starts workers for every stage: at 200k stories, 10.5 s of the run's 53 s of CPU were imports. pandas
+is loaded too where it is installed, though neardup never uses it: PyArrow imports it in every process on
+that process's first conversion from NumPy or Python objects (0.15-0.3 s each). The server holds about
+220 MB resident (100 MB anonymous), nearly all of it pages its workers share until they write them; the
+scale bench's summed RSS counts it (docs/speed.md, "Eighth round").
 """
 
 from __future__ import annotations
