@@ -47,3 +47,22 @@ def test_with_compiled_loops_off_the_fork_server_does_not_load_numba():
     loaded = _probe(NEARDUP_JIT="0")
     assert "numba" not in loaded["worker"] and "numba.np.arraymath" not in loaded["worker"]
     assert "neardup.engine.tasks" in loaded["worker"]
+
+
+def test_a_failure_while_loading_ahead_leaves_the_fork_server_running(monkeypatch):
+    """Loading ahead only saves time: an error in it (numba unable to build its contexts) must not kill the
+    server before it forks a worker, which then meets the error with its own message where it needs numba."""
+    import importlib
+
+    from neardup import jit
+    from neardup.engine import forkserver
+
+    tried: list[str] = []
+
+    def broken() -> None:
+        tried.append("ready")
+        raise RuntimeError("no LLVM here")
+
+    monkeypatch.setattr(jit, "ready", broken)
+    importlib.reload(forkserver)  # what the server does with its preload: import the module
+    assert tried == ["ready"]

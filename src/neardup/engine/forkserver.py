@@ -25,12 +25,21 @@ from neardup.text.normalize import alnum_table
 MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
 OPTIONAL = ("pandas",)
 
-for _name in MODULES:
-    importlib.import_module(_name)
-for _name in OPTIONAL:
-    try:
-        importlib.import_module(_name)
-    except ImportError:
-        pass
-jit.ready()
-alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
+
+def load() -> None:
+    """Load what every worker needs, in this process (the fork server imports this module and so runs it)."""
+    for name in MODULES:
+        importlib.import_module(name)
+    for name in OPTIONAL:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    jit.ready()
+    alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
+
+
+try:
+    load()
+except Exception:  # loading ahead only saves time: a worker meets the same error where it needs what failed,
+    pass  # with that error's own message, rather than a fork server that died before forking any worker
