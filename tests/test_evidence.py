@@ -159,3 +159,30 @@ def test_the_text_store_reads_each_text_back_without_mapping_the_store(tmp_path,
     with pytest.raises(RuntimeError, match="truncated"):
         store(40)
     store.close()
+
+
+def test_a_block_of_long_texts_is_halved_from_the_texts_already_read(monkeypatch):
+    """Pairs whose texts pass CHARS_PER_BLOCK are aligned in halves, and each text is asked for once (a
+    chunked run reads it from disk), with the same rows as blocks that fit."""
+    from neardup import evidence
+
+    base = "the quick brown fox jumps over the lazy dog near the river bank at noon "
+    texts = [f"{base * 3}story {i} " + base for i in range(12)]
+    left, right = np.arange(0, 12, 2), np.arange(1, 12, 2)
+    asked: list[int] = []
+
+    def text_of(d: int) -> str:
+        asked.append(d)
+        return texts[d]
+
+    def table():
+        return evidence.evidence_table([str(d) for d in left], [str(d) for d in right], left, right,
+                                       np.ones(left.size), [("word 4-grams", np.ones(left.size))], text_of)
+
+    whole = table()
+    assert sorted(asked) == list(range(12))
+    asked.clear()
+    monkeypatch.setattr(evidence, "CHARS_PER_BLOCK", 2 * len(texts[0]))  # one pair a block
+    halved = table()
+    assert sorted(asked) == list(range(12))  # asked once each, though the block was halved three times
+    assert halved.equals(whole) and all(len(row) >= 1 for row in halved.column("spans").to_pylist())

@@ -72,8 +72,9 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
                    text_of: Callable[[int], str]) -> pa.Table:
     """The evidence rows of pairs ``(left, right)`` (document indices, with their ids), their scores and
     ``views`` (``(name, score of every pair)``, :meth:`~neardup.methods.base.Method.views`); ``text_of``
-    gives a document's text by index. Pairs are aligned in blocks (:data:`PAIRS_PER_BLOCK`,
-    :data:`CHARS_PER_BLOCK`), so memory stays bounded.
+    gives a document's text by index, asked once a block. Pairs are aligned in blocks (:data:`PAIRS_PER_BLOCK`;
+    halved, from the texts already read, until their texts hold at most :data:`CHARS_PER_BLOCK` characters),
+    so memory stays bounded.
 
     >>> t = evidence_table(["a"], ["b"], np.array([0]), np.array([1]), np.array([0.9]),
     ...                    [("word 4-grams", np.array([0.9]))], ["the cat sat on the mat", "The cat sat."].__getitem__)
@@ -86,14 +87,15 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
     values = [np.asarray(v, dtype=np.float64).tolist() for _, v in views]
     spans: list[list[dict[str, Any]]] = []
 
-    def block(a: np.ndarray, b: np.ndarray) -> None:
+    def block(a: np.ndarray, b: np.ndarray, read: dict[int, str] | None = None) -> None:
         docs, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
-        texts = [text_of(int(d)) for d in docs.tolist()]
-        if a.size > 1 and sum(map(len, texts)) > CHARS_PER_BLOCK:  # long texts: halves
+        texts = [text_of(d) if read is None else read[d] for d in docs.tolist()]
+        if a.size > 1 and sum(map(len, texts)) > CHARS_PER_BLOCK:  # long texts: halves, from the texts read
+            read = dict(zip(docs.tolist(), texts)) if read is None else read
             del texts
             half = a.size // 2
-            block(a[:half], b[:half])
-            block(a[half:], b[half:])
+            block(a[:half], b[:half], read)
+            block(a[half:], b[half:], read)
             return
         ia, ib = inverse[: a.size], inverse[a.size :]
         for k, found in enumerate(passages(texts, ia, ib)):
