@@ -6,7 +6,6 @@ process that started them; must not decide what they run.
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -14,12 +13,11 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 
-def process_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecutor:
+def process_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes for CPU-bound work, started by a fork server: never a plain fork of this
     process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
     deadlock it. As with any ``multiprocessing`` use, a script that calls it (or the chunked engine)
@@ -29,13 +27,11 @@ def process_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecut
     this process is gone, even killed (:func:`exit_with_parent`): the fork server and the workers
     otherwise keep each other alive, and a worker would go on computing for nobody.
 
-    The fork server loads what every worker needs once (:data:`SERVER_PRELOAD`), so each worker starts
-    with it; ``preload``: modules each worker imports before it takes its first task (those its tasks
-    need and the server does not hold), so that a worker started late in a small run does not take a task
-    from a warm one and spend its time importing them.
+    The fork server loads what every worker needs once (:data:`SERVER_PRELOAD`: NumPy, PyArrow, the
+    stages' tasks, numba), so each worker starts with it and takes its first task at once.
     """
     return ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
-                               initializer=start_worker, initargs=(os.getpid(), tuple(preload)))
+                               initializer=exit_with_parent, initargs=(os.getpid(),))
 
 
 #: The module the fork server imports before it forks any worker (it loads what the workers need).
@@ -53,13 +49,6 @@ def start_server() -> None:
     CPU) then overlaps this process's own work instead of delaying the first worker. Returns at once."""
     _context()
     multiprocessing.forkserver.ensure_running()
-
-
-def start_worker(parent: int, preload: Sequence[str] = ()) -> None:
-    """In a worker, before its first task: :func:`exit_with_parent`, then import the modules ``preload``."""
-    exit_with_parent(parent)
-    for name in preload:
-        importlib.import_module(name)
 
 
 def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
@@ -133,9 +122,9 @@ class InlineExecutor:
         return None
 
 
-def worker_pool(workers: int, preload: Sequence[str] = ()) -> ProcessPoolExecutor | InlineExecutor:
+def worker_pool(workers: int) -> ProcessPoolExecutor | InlineExecutor:
     """``workers`` worker processes (:func:`process_pool`); one worker runs inline."""
-    return InlineExecutor() if workers <= 1 else process_pool(workers, preload)
+    return InlineExecutor() if workers <= 1 else process_pool(workers)
 
 
 def held_bytes(pid: int) -> int:
@@ -161,4 +150,4 @@ def pool_held_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
 
 
 __all__ = ["SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes", "pool_held_bytes", "process_pool",
-           "start_server", "start_worker", "stop_pool", "worker_pool"]
+           "start_server", "stop_pool", "worker_pool"]

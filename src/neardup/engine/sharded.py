@@ -123,7 +123,7 @@ class ShardedRun(abc.ABC):
     def workers(self) -> ProcessPoolExecutor | InlineExecutor:
         """This process's worker processes: started on first use, shared by the stages, stopped by :meth:`close`."""
         if self._pool is None:
-            self._pool = worker_pool(self.plan.workers, preload=("neardup.engine.tasks",))  # the stages' tasks
+            self._pool = worker_pool(self.plan.workers)  # the fork server has loaded the stages' tasks
         return self._pool
 
     def make_room(self, need: int) -> None:
