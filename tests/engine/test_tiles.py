@@ -273,3 +273,67 @@ def test_a_large_gather_takes_the_compiled_reads_and_equals_the_small_path(tmp_p
     monkeypatch.setenv("NEARDUP_JIT", "0")
     small = gather_rows(tmp_path / "s.npy", rows)
     assert np.array_equal(big, sketch[rows]) and np.array_equal(small, sketch[rows])
+
+
+@pytest.mark.parametrize("array", [
+    np.zeros(0, dtype=np.uint64), np.arange(5, dtype=np.uint64), np.zeros((3, 128), dtype=np.uint32), np.array(3.5),
+    np.zeros((2, 3, 4), dtype=np.float32), np.asfortranarray(np.arange(12).reshape(3, 4)),
+    np.array([1, 2], dtype=">i4"), np.zeros((0, 128), dtype=np.uint32), np.array([True, False]),
+    np.zeros(3, dtype="U5"), np.zeros(2, dtype=[("a", "<i4"), ("b", "<f8")]),
+], ids=lambda a: f"{a.dtype}-{a.shape}")
+def test_array_headers_and_loads_equal_numpys(tmp_path, array):
+    """The fast header parse (NumPy's own layout) and its fallback give NumPy's answer and position, and
+    load_array gives np.load's array, mapped or read."""
+    from neardup.engine.workdir import load_array, npy_header
+
+    path = tmp_path / "a.npy"
+    save_array(path, array)
+    with open(path, "rb") as fh:
+        ours, at = npy_header(fh), fh.tell()
+    with open(path, "rb") as fh:
+        np.lib.format.read_magic(fh)
+        assert (ours, at) == (np.lib.format.read_array_header_1_0(fh), fh.tell())
+    for mmap in (True, False):
+        got, want = load_array(path, mmap=mmap), np.load(path, mmap_mode="r" if mmap else None)
+        assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+        assert got.flags.f_contiguous == want.flags.f_contiguous and np.array_equal(got, want)
+
+
+def test_an_unusual_header_goes_to_numpys_reader_and_a_short_file_is_refused(tmp_path):
+    """A version 2.0 header and a hand-written one (other key order, no padding rules) parse as NumPy parses
+    them; an array file cut short is refused when read, not returned short."""
+    from neardup.engine.workdir import load_array, npy_header
+
+    array = np.arange(6, dtype=np.int16).reshape(2, 3)
+    v2 = tmp_path / "v2.npy"
+    with open(v2, "wb") as fh:
+        np.lib.format.write_array(fh, array, version=(2, 0))
+    header = b"{'shape': (2, 3), 'descr': '<i2', 'fortran_order': False}"
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    odd = tmp_path / "odd.npy"
+    odd.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + array.tobytes())
+    for path in (v2, odd):
+        with open(path, "rb") as fh:
+            assert npy_header(fh) == ((2, 3), False, np.dtype("<i2"))
+        assert np.array_equal(load_array(path, mmap=False), array) and np.array_equal(load_array(path), array)
+    short = tmp_path / "short.npy"
+    short.write_bytes(odd.read_bytes()[:-4])
+    with pytest.raises(ValueError, match="short.npy: truncated"):
+        load_array(short, mmap=False)
+
+
+def test_headers_numpy_writes_are_parsed_without_numpys_reader(tmp_path, monkeypatch):
+    from neardup.engine.workdir import load_array
+
+    path = tmp_path / "a.npy"
+    save_array(path, np.arange(10, dtype=np.uint64).reshape(5, 2))
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("NumPy's header reader was called")
+
+    monkeypatch.setattr(np.lib.format, "read_array_header_1_0", refuse)
+    monkeypatch.setattr(np.lib.format, "read_array_header_2_0", refuse)
+    assert load_array(path, mmap=False)[4].tolist() == [8, 9] and load_array(path)[0].tolist() == [0, 1]
+    flat = tmp_path / "flat.npy"
+    save_array(flat, np.arange(7, dtype=np.int64))
+    assert read_rows(flat, 2, 5).tolist() == [2, 3, 4]

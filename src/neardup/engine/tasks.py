@@ -47,7 +47,7 @@ def value_partition(path: str | os.PathLike[str], part: int, parts: int,
                     block: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """The values of the ``.npy`` file ``path`` whose top bits equal ``part`` (of a power-of-two
     ``parts``), with their positions; the file is read block by block (plain reads, no mapping)."""
-    total = int(np.load(path, mmap_mode="r").shape[0])
+    total = int(load_array(path).shape[0])
     chunks, positions = [], []
     for lo in range(0, total, block):
         v = read_rows(path, lo, min(total, lo + block))
@@ -140,7 +140,7 @@ def _ungrouped_loop(values: np.ndarray, shift: np.uint64, parts: int, items: np.
 def corpus_size(root: str | os.PathLike[str]) -> int:
     """The number of documents of the work directory ``root`` (from its joined ``offsets.npy``, mapped: only
     its header is read)."""
-    return len(np.load(Path(root) / "offsets.npy", mmap_mode="r")) - 1
+    return len(load_array(Path(root) / "offsets.npy")) - 1
 
 
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.engine.workdir import npy_header, save_array
+from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import score_pairs
@@ -72,7 +72,7 @@ def tiles_for_run(root: str | os.PathLike[str], offsets: np.ndarray, memory_limi
 
 def load_tiles(root: str | os.PathLike[str]) -> np.ndarray:
     """The tiles :func:`tiles_for_run` planned for the work directory ``root``."""
-    return np.load(Path(root) / "tiles.npy")
+    return load_array(Path(root) / "tiles.npy", mmap=False)
 
 
 def partition_count(parts: int, tiles: np.ndarray) -> int:
@@ -255,7 +255,7 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     arrays of the work directory ``root``, reading two tiles at a time. Pairs may come in any order;
     each left tile is read once, and with it the documents of other tiles that its pairs name."""
     root = Path(root)
-    offsets = np.load(root / "offsets.npy")
+    offsets = load_array(root / "offsets.npy", mmap=False)
     weighted = score.startswith("weighted-")
     out = np.empty(left.size, dtype=np.float64)
     if left.size == 0:
