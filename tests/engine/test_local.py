@@ -1,5 +1,6 @@
 """The chunked engine: same output as the in-memory pipeline, bounded batches, resumable after a kill."""
 
+import dataclasses
 import json
 import os
 import random
@@ -278,3 +279,64 @@ def test_resume_refuses_a_different_run(example_path, tmp_path):
     with pytest.raises(WorkDirError, match="other input or settings"):
         run_chunked(example_path, tmp_path / "o", DedupConfig(threshold=0.9),
                     EngineConfig(workers=1, resume=True, progress=False))
+
+
+def test_weights_beside_candidates_give_the_outputs_of_one_stage_after_the_other(example_path, tmp_path, monkeypatch):
+    """Where the plan allows, the weights stage runs in the workers while the driver finds the candidates;
+    the outputs equal those of the two stages one after the other, and the summary says which ran."""
+    import neardup.engine.local as local
+
+    eng = EngineConfig(workers=2, batch_docs=50, progress=False)
+    beside = run_chunked(example_path, tmp_path / "a", DedupConfig(), eng)
+    monkeypatch.setattr(local, "weights_beside_candidates", lambda *_: False)
+    after = run_chunked(example_path, tmp_path / "b", DedupConfig(), eng)
+    assert beside["engine"]["weights_beside_candidates"] is True
+    assert after["engine"]["weights_beside_candidates"] is False
+    assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
+    assert beside["n_candidates"] == after["n_candidates"] > 0
+
+
+def test_a_failed_weights_stage_stops_the_candidates_and_the_run_resumes(example_path, tmp_path, monkeypatch):
+    """An error in the weights stage stops the candidates thread before its next table (no thread left,
+    the stage not marked done) and reaches the caller; the run resumed gives a fresh run's outputs."""
+    import threading
+
+    from neardup.engine.local import LocalRun
+
+    spilled, go = [], threading.Event()
+    real_spill, real_weights = LocalRun.spill, LocalRun.weights
+
+    def spill(self, *args):
+        spilled.append(args[2])
+        go.set()
+        time.sleep(0.2)  # the failing stage sets the stop meanwhile
+        return real_spill(self, *args)
+
+    def weights(self):
+        assert go.wait(30)
+        raise RuntimeError("weights failed")
+
+    monkeypatch.setattr(LocalRun, "spill", spill)
+    monkeypatch.setattr(LocalRun, "weights", weights)
+    work = tmp_path / "work"
+    eng = EngineConfig(workers=2, batch_docs=50, progress=False, work_dir=str(work), keep_work=True)
+    with pytest.raises(RuntimeError, match="weights failed"):
+        run_chunked(example_path, tmp_path / "o", DedupConfig(), eng)
+    assert not any(t.name == "neardup-candidates" for t in threading.enumerate())
+    assert not (work / "candidates.done").exists() and 1 <= len(spilled) < 32
+    monkeypatch.setattr(LocalRun, "spill", real_spill)
+    monkeypatch.setattr(LocalRun, "weights", real_weights)
+    run_chunked(example_path, tmp_path / "o", DedupConfig(), dataclasses.replace(eng, resume=True))
+    run_chunked(example_path, tmp_path / "fresh", DedupConfig(), EngineConfig(workers=2, batch_docs=50, progress=False))
+    assert _outputs(tmp_path / "o") == _outputs(tmp_path / "fresh")
+
+
+def test_an_error_finding_candidates_beside_the_weights_reaches_the_caller(example_path, tmp_path, monkeypatch):
+    from neardup.engine.local import LocalRun
+
+    def spill(self, *args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(LocalRun, "spill", spill)
+    with pytest.raises(OSError, match="No space left"):
+        run_chunked(example_path, tmp_path / "o", DedupConfig(), EngineConfig(workers=2, batch_docs=50, progress=False))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
-from neardup.engine.plan import codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass
+from neardup.engine.plan import (codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass,
+                                  weights_beside_candidates)
 from neardup.engine.processes import start_server
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import map_shard, table_keys, verify_partition
@@ -82,7 +84,48 @@ class LocalRun(ShardedRun):
         return ahead
 
     def keyed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.verify(self.candidates())
+        # The key rows are sorted in this process while the workers idle: workers that still hold more than a
+        # tenth of the limit from the map stage are stopped (at 10M stories they held 690 MB of the 1.9 GB peak).
+        self.make_room(int(self.engine.memory_limit * 0.4))
+        beside = self.weights_alongside()
+        self.counts.update(weights_beside_candidates=beside)
+        if not beside:
+            return self.verify(self.candidates())
+        # The weights (stage 3, in the workers) while this process finds the candidates (stage 4a, in a thread:
+        # NumPy's sorts and the spills' writes release the lock): each stage alone leaves a core idle.
+        stop = threading.Event()
+        found: dict[str, Any] = {}
+
+        def find() -> None:
+            try:
+                found["parts"] = self.candidates(stop)
+            except BaseException as exc:  # handed to the calling thread, which raises it
+                found["error"] = exc
+
+        thread = threading.Thread(target=find, name="neardup-candidates", daemon=True)
+        thread.start()
+        try:
+            self.weights()
+            thread.join()
+        except BaseException:
+            stop.set()  # the thread stops before its next table
+            thread.join()
+            raise
+        if "error" in found:
+            raise found["error"]
+        return self.verify(found["parts"])
+
+    def weights_alongside(self) -> bool:
+        """Whether the weights stage runs while this process finds the candidates: both stages still to do,
+        two or more worker processes, and the two within the memory plan together
+        (:func:`~neardup.engine.plan.weights_beside_candidates`); larger runs take them one after the other."""
+        if self.plan.workers < 2 or not self.method.weighted() or self.wd.done("weights") \
+                or self.wd.done("candidates"):
+            return False
+        assert isinstance(self.method, KeyedMethod)
+        rep = self.representation()
+        return weights_beside_candidates(int(np.count_nonzero(~rep.empty)) * self.method.n_tables(),
+                                         int(rep.sets.values.shape[0]), self.engine.memory_limit)
 
     def spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
         """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each
@@ -96,18 +139,17 @@ class LocalRun(ShardedRun):
             if sel.size:
                 save_array(self.wd.pairs / f"{p:03d}-{tag}.npy", sel)
 
-    def candidates(self) -> int:
+    def candidates(self, stop: threading.Event | None = None) -> int:
         """Stage 4a: the method's key tables a group at a time (hash partitions of a large table's keys),
         each table's buckets turned into pairs and spilled to disk by pair partition (repeats are removed,
-        or counted, when a partition is verified); returns the partition count."""
+        or counted, when a partition is verified); returns the partition count. ``stop``: when set, the
+        stage ends before its next table (:class:`InterruptedError`); a resumed run redoes the group of
+        tables it was in."""
         method = self.method
         assert isinstance(method, KeyedMethod)
         rep = self.representation()
         n = len(rep)
         limit, workers = self.engine.memory_limit, self.plan.workers
-        # The key rows are sorted in this process while the workers idle: workers that still hold more than a
-        # tenth of the limit from the map stage are stopped (at 10M stories they held 690 MB of the 1.9 GB peak).
-        self.make_room(int(limit * 0.4))
         self._tiles = tiles_for_run(self.wd.root, np.asarray(rep.sets.offsets), limit, workers, method.score_name)
         parts = partition_count(pair_partitions(n, limit, workers), self._tiles)
         self.counts.update(tiles=len(self._tiles) - 1)
@@ -126,6 +168,8 @@ class LocalRun(ShardedRun):
             for p in range(key_parts):
                 if not self.wd.done(f"keys-t{first:05d}p{p:04d}") and docs.size >= 2:
                     for t, keys, key_docs in table_keys(method, rep, docs, span, p, key_parts):
+                        if stop is not None and stop.is_set():
+                            raise InterruptedError("the candidates stage was stopped")
                         left, right = method.bucket_pairs(keys, key_docs)
                         found += left.size
                         method.check_candidates(found, docs.size)

@@ -103,6 +103,19 @@ def split_size(memory_limit: int, workers: int) -> int:
     return max(1 << 16, int(memory_limit * 0.3 / max(1, workers) / 40))
 
 
+def weights_beside_candidates(key_rows: int, values: int, memory_limit: int) -> bool:
+    """Whether the weights stage (a hash partition of the values counted in each worker, at most 0.3 of the
+    limit in all) may run while the driver sorts the candidates' key rows (at most a quarter of the limit):
+    when the two fit within half the limit together, as each alone does. A run of 200k stories (32 tables
+    of key rows, 116M character shingles) does; one of 1M does not.
+
+    >>> weights_beside_candidates(200_000 * 32, 116_000_000, 2**31), weights_beside_candidates(10**6 * 32, 580_000_000, 2**31)
+    (True, False)
+    """
+    return (min(key_rows * BYTES_PER_KEY_ROW, memory_limit * 0.25)
+            + min(values * BYTES_PER_COUNTED_VALUE, memory_limit * 0.3)) <= memory_limit * 0.5
+
+
 def tables_per_pass(rows_per_table: int, memory_limit: int) -> int:
     """How many key tables to compute at once: their rows held while sorting, within a quarter of the limit."""
     return max(1, int(memory_limit * 0.25 / max(1, rows_per_table * 8 * 4)))

@@ -393,6 +393,8 @@ class ShardedRun(abc.ABC):
                 "resumed": resumed}
         if self.scoring:
             info["scoring"] = self.scoring
+        if "weights_beside_candidates" in self.counts:  # the two stages ran at once (their timings overlap)
+            info["weights_beside_candidates"] = self.counts["weights_beside_candidates"]
         return info
 
     def run(self) -> dict[str, Any]:
