@@ -128,3 +128,24 @@ def test_ctrl_c_of_an_in_memory_run_says_nothing_was_written(tmp_path):
     assert proc.returncode == 130, err
     assert err.strip() == f"neardup: interrupted: dedup of {src} stopped; nothing was written"
     assert not (tmp_path / "out").exists()
+
+
+def test_a_finished_dedup_leaves_no_process_behind(tmp_path):
+    """When ``neardup dedup`` has ended, the fork server and the resource tracker it started have ended too
+    (not a moment later, when they would notice its end of their pipes closed)."""
+    src = write_corpus(tmp_path / "c.jsonl", 3_000)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    for attempt in range(3):
+        with open(tmp_path / "err.txt", "w") as err:  # a file, not a pipe: waiting on a pipe waits for every holder
+            proc = subprocess.Popen([sys.executable, "-m", "neardup", "dedup", str(src), "-o", str(tmp_path / f"o{attempt}"),
+                                     "--workers", "2", "--batch-docs", "500", "-q"], env=env, start_new_session=True,
+                                    stdout=subprocess.DEVNULL, stderr=err)
+            assert proc.wait(timeout=300) == 0, (tmp_path / "err.txt").read_text()
+        left = []
+        for p in psutil.process_iter(["pid"]):
+            try:
+                if os.getsid(p.pid) == proc.pid and p.status() != psutil.STATUS_ZOMBIE:
+                    left.append((p.pid, " ".join(p.cmdline())[:100]))
+            except (psutil.Error, ProcessLookupError, PermissionError):
+                pass
+        assert not left, f"processes of the command alive after it ended: {left}"
