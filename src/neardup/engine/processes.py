@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -40,16 +41,16 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
 SERVER_PRELOAD = "neardup.engine.forkserver"
 
 
-_STOP_AT_EXIT: list[bool] = []
-
-
 def _context() -> multiprocessing.context.ForkServerContext:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([SERVER_PRELOAD])  # read when the server starts (once per process)
-    if not _STOP_AT_EXIT:
-        _STOP_AT_EXIT.append(True)
-        atexit.register(stop_server)
+    _stop_server_at_exit()
     return ctx  # type: ignore[return-value]
+
+
+@functools.cache
+def _stop_server_at_exit() -> None:
+    atexit.register(stop_server)
 
 
 def stop_server(timeout: float = 5.0) -> None:
