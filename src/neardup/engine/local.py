@@ -124,8 +124,8 @@ class LocalRun(ShardedRun):
             return False
         assert isinstance(self.method, KeyedMethod)
         rep = self.representation()
-        return weights_beside_candidates(int(np.count_nonzero(~rep.empty)) * self.method.n_tables(),
-                                         int(rep.sets.values.shape[0]), self.engine.memory_limit)
+        key_rows = int(self.method.key_counts(rep, np.flatnonzero(~rep.empty)).sum())  # as the stage plans them
+        return weights_beside_candidates(key_rows, int(rep.sets.values.shape[0]), self.engine.memory_limit)
 
     def spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
         """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each

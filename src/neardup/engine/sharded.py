@@ -51,8 +51,8 @@ from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, 
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values, weights_partition
-from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, release, save_array,
-                                   trim_heap, work_root)
+from neardup.engine.workdir import (WorkDir, append_array_bytes, array_shape, file_fingerprint, joined, load_array,
+                                   release, save_array, trim_heap, work_root)
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -219,7 +219,7 @@ class ShardedRun(abc.ABC):
         after one header by the kernel (``copy_file_range``, no pass through this process's memory)."""
         parts = [self.wd.shard(i, name) for i in range(n_shards)]
         first = load_array(parts[0])
-        rows = sum(int(load_array(p).shape[0]) for p in parts)
+        rows = sum(array_shape(p)[0] for p in parts)
         tmp = self.wd.root / f"{name}.tmp"
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=first.dtype, shape=(rows,) + first.shape[1:])
         at, end = int(out.offset), int(out.offset) + out.nbytes

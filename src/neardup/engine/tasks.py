@@ -20,7 +20,8 @@ from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled, write_rows
-from neardup.engine.workdir import WorkDir, load_array, release, save_array, save_npz, save_shard, trim_heap
+from neardup.engine.workdir import (WorkDir, array_shape, load_array, release, save_array, save_npz, save_shard,
+                                   trim_heap)
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
@@ -47,7 +48,7 @@ def value_partition(path: str | os.PathLike[str], part: int, parts: int,
                     block: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """The values of the ``.npy`` file ``path`` whose top bits equal ``part`` (of a power-of-two
     ``parts``), with their positions; the file is read block by block (plain reads, no mapping)."""
-    total = int(load_array(path).shape[0])
+    total = array_shape(path)[0]
     chunks, positions = [], []
     for lo in range(0, total, block):
         v = read_rows(path, lo, min(total, lo + block))
@@ -138,9 +139,8 @@ def _ungrouped_loop(values: np.ndarray, shift: np.uint64, parts: int, items: np.
 
 
 def corpus_size(root: str | os.PathLike[str]) -> int:
-    """The number of documents of the work directory ``root`` (from its joined ``offsets.npy``, mapped: only
-    its header is read)."""
-    return len(load_array(Path(root) / "offsets.npy")) - 1
+    """The number of documents of the work directory ``root`` (from the header of its joined ``offsets.npy``)."""
+    return array_shape(Path(root) / "offsets.npy")[0] - 1
 
 
 def split_values(root: str, index: int, lo: int, hi: int, parts: int) -> None:
@@ -361,7 +361,7 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
         return int(np.load(out)["n_candidates"][0])
     min_shared = methods.get(config).min_shared
     files = sorted(wd.pairs.glob(f"{part:03d}-*.npy"))
-    total = sum(int(load_array(f).shape[0]) for f in files)
+    total = sum(array_shape(f)[0] for f in files)
     passes = max(1, math.ceil(total / max(1, max_codes)))
     lefts, rights, scores, n_candidates = [], [], [], 0
     for sub in range(passes):

@@ -21,6 +21,7 @@ Layout of a work directory::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -182,7 +183,6 @@ def save_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> None:
 # without ``ast.literal_eval`` (~100 us a file, paid by every block read of the weights and verify stages).
 _HEADER_RE = re.compile(rb"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), "
                         rb"'shape': \(((?:\d+, )*\d*|\d+,)\), \} *\n")
-_DTYPES: dict[bytes, np.dtype] = {}
 
 
 def npy_header(fh: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -204,14 +204,22 @@ def npy_header(fh: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
         match = _HEADER_RE.fullmatch(header)
         if match is not None:
             descr, fortran, dims = match.groups()
-            dtype = _DTYPES.get(descr)
-            if dtype is None:
-                dtype = _DTYPES.setdefault(descr, np.dtype(descr.decode("ascii")))
-            return tuple(int(d) for d in dims.split(b",") if d.strip()), fortran == b"True", dtype
+            return tuple(int(d) for d in dims.split(b",") if d.strip()), fortran == b"True", _dtype(descr)
     fh.seek(start)
     version = np.lib.format.read_magic(fh)
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     return read(fh)
+
+
+@functools.cache
+def _dtype(descr: bytes) -> np.dtype:
+    return np.dtype(descr.decode("ascii"))
+
+
+def array_shape(path: str | os.PathLike[str]) -> tuple[int, ...]:
+    """The shape of the ``.npy`` file ``path``, from its header alone (nothing mapped or read after it)."""
+    with open(path, "rb") as fh:
+        return npy_header(fh)[0]
 
 
 def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26) -> int:
