@@ -79,6 +79,20 @@ assert len(paths) > 15, paths
     assert _heavy(modules) == []
 
 
+def test_a_small_dedup_loads_no_validation_library(tmp_path):
+    """``neardup dedup`` on the bundled example loads no pydantic: Typer 0.29 builds a pydantic validator for
+    each of the command's ~40 options on every run (0.2-0.4 s of a small run's fixed cost, docs/speed.md,
+    "Start-up"), hence neardup's ``typer<0.29``. The run itself is checked too."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
+    proc = _python("-X", "importtime", "-m", "neardup", "dedup", str(example), "-o", str(tmp_path / "o"), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "o" / "clusters.parquet").exists() and "300 documents" in proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert {"neardup", "numpy", "pyarrow"} <= imported
+    assert "pydantic" not in imported and "pydantic_core" not in imported
+
+
 def test_every_public_name_still_resolves():
     names = _loaded("import neardup\nfor n in neardup.__all__: getattr(neardup, n)")
     assert "neardup.api" in names and "neardup.config" in names
