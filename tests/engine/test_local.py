@@ -16,7 +16,7 @@ from neardup.config import ConfigError, DedupConfig
 from neardup.config import EngineConfig, parse_size
 from neardup.engine.local import run_chunked
 from neardup.engine.plan import make_plan, weight_partitions
-from neardup.engine.workdir import WorkDirError
+from neardup.engine.workdir import WorkDir, WorkDirError
 from neardup.io.read import read_corpus
 from neardup.pipeline import run
 
@@ -271,6 +271,55 @@ def test_joined_arrays_leave_the_shards(example_path, tmp_path):
     assert (work / "values.npy").exists() and (work / "sketch.npy").exists()
     ref = run(read_corpus(example_path), cfg)
     assert [c["cluster"] for c in _outputs(tmp_path / "o")[0]] == ref.cluster_ids
+
+
+def test_discarded_files_free_their_names_at_once_and_are_gone_once_settled(tmp_path):
+    """WorkDir.discard renames what no later step reads out of the way before a thread deletes it: the name
+    can be written again at once (a resumed weights stage recreates its folder), and settle waits for the
+    deletions, leaving neither the files nor the folder of discarded files (nor what a killed run left in it)."""
+    wd = WorkDir(tmp_path / "work")
+    wd.shards.mkdir(parents=True)
+    files = [wd.shard(i, "values.npy") for i in range(20)]
+    for f in files:
+        f.write_bytes(b"x" * 100_000)
+    folder = wd.root / "split"
+    (folder / "deep").mkdir(parents=True)
+    (folder / "deep" / "a.npy").write_bytes(b"y")
+    for name in ("0-split", "0-000000.values.npy"):  # what a run killed while deleting left there
+        (wd.root / "discarded" / "earlier" / name).mkdir(parents=True)
+    wd.discard(f for f in files)
+    wd.discard([folder, wd.root / "never-written"])
+    assert not any(f.exists() for f in files) and not folder.exists()
+    folder.mkdir()
+    (folder / "new.npy").write_bytes(b"z")
+    wd.settle()
+    assert not (wd.root / "discarded").exists()
+    assert sorted(p.relative_to(wd.root).as_posix() for p in wd.root.rglob("*")) == ["shards", "split", "split/new.npy"]
+
+
+def test_the_fork_server_starts_when_an_input_fills_the_calibration_sample(tmp_path, monkeypatch):
+    """method "auto" reads a sample of the input (SAMPLE_DOCS documents) to calibrate before the map. An input
+    that fills it is past a batch, so with the worker count automatic the fork server starts then: its loading
+    overlaps the calibration instead of delaying the first worker. Not for a smaller input, a worker count
+    asked for, or a method that needs no calibration."""
+    from neardup.calibrate import SAMPLE_DOCS
+    from neardup.engine import local
+
+    started = []
+    monkeypatch.setattr(local, "start_server", lambda: started.append(True))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # automatic = two workers, on any machine
+    full, short = tmp_path / "full.jsonl", tmp_path / "short.jsonl"
+    _corpus(full, SAMPLE_DOCS)
+    _corpus(short, SAMPLE_DOCS - 1)
+
+    def starts(path, method, workers=0):
+        started.clear()
+        run = local.LocalRun(path, tmp_path / "o", DedupConfig(method=method), EngineConfig(workers=workers))
+        assert run.config.method == ("minhash" if method == "auto" else method)  # calibrated before the map
+        return started == [True]
+
+    assert starts(full, "auto")
+    assert not starts(short, "auto") and not starts(full, "auto", workers=2) and not starts(full, "minhash")
 
 
 def test_resume_refuses_a_different_run(example_path, tmp_path):

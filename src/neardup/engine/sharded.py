@@ -99,11 +99,11 @@ class ShardedRun(abc.ABC):
         self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
         self.outdir = Path(outdir)
         self.read = read or ReadConfig()
+        self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
+        self.plan = make_plan(self.engine)
         self.config = resolve(config, self._sample_texts(input_path)) if needs_corpus(config) else config
         self.method = methods.get(self.config)
-        self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
-        self.plan = make_plan(self.engine)
         self.timings: dict[str, float] = {}
         self.counts: dict[str, Any] = {}
         self.skipped: list[dict[str, Any]] = []
@@ -209,9 +209,8 @@ class ShardedRun(abc.ABC):
         write_json(self.wd.root / "shards.json", {"sizes": sizes, "n_empty": sum(c[1] for c in counts),
                                                   "n_truncated": sum(c[2] for c in counts)})
         self.wd.mark("join")
-        for name in rows:  # joined: the shards' copies are never read again (a resume skips the map and the join)
-            for i in range(n_shards):
-                self.wd.shard(i, name).unlink(missing_ok=True)
+        # joined: the shards' copies are never read again (a resume skips the map and the join)
+        self.wd.discard(self.wd.shard(i, name) for name in rows for i in range(n_shards))
         self.timed("join", t0)
 
     def _join_rows(self, name: str, n_shards: int) -> None:
@@ -281,11 +280,10 @@ class ShardedRun(abc.ABC):
 
                 run_all([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
                 run_all([(partition_frequencies, root, p, len(spans)) for p in range(parts)])
-                for f in split.glob("*.values.npy"):  # the grouped copy of the values: read by no later step
-                    f.unlink()
+                self.wd.discard(split.glob("*.values.npy"))  # the grouped copy of the values: read by no later step
                 run_all([(assemble_weights, root, i, lo, hi, parts, len(spans), power)
                          for i, (lo, hi) in enumerate(spans)])
-            shutil.rmtree(self.wd.root / SPLIT_DIR, ignore_errors=True)
+            self.wd.discard([self.wd.root / SPLIT_DIR])
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
             del out
@@ -435,7 +433,9 @@ class ShardedRun(abc.ABC):
             n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)
         write_json(self.outdir / "summary.json", summary)
-        if not self.engine.keep_work:
+        if self.engine.keep_work:
+            self.wd.settle()
+        else:
             self.wd.clean()
         return summary
 

@@ -15,6 +15,7 @@ Layout of a work directory::
     values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy weights.npy
     representative_keys.npy       the shards joined (memory-mapped later)
     pairs/PPP-TAG.npy             candidate pair codes spilled by partition PPP
+    discarded/                    files no later step reads, being deleted in the background (:meth:`WorkDir.discard`)
     verified.npz                  verified pairs (left, right, score)
     <stage>.done                  stage markers
 """
@@ -30,6 +31,9 @@ import os
 import re
 import shutil
 import sys
+import tempfile
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -61,6 +65,7 @@ class WorkDir:
         self.root = Path(root)
         self.shards = self.root / "shards"
         self.pairs = self.root / "pairs"
+        self._deleting: list[threading.Thread] = []
 
     def prepare(self, manifest: dict[str, Any], resume: bool) -> bool:
         """Create the directory; returns True when an earlier run's work is re-used.
@@ -101,10 +106,46 @@ class WorkDir:
         """Whether shard ``index`` is complete."""
         return self.shard(index, "done").exists()
 
+    def discard(self, paths: Iterable[Path]) -> None:
+        """Delete files or folders that no later step reads, in a background thread: each is first renamed
+        into ``discarded/`` (at once, so its name is free again), then deleted while the run goes on.
+        Deleting the 80 shards' arrays at 200k stories took 0.4 s of the join; the kernel does most of it, the
+        thread holds no lock a stage needs. :meth:`settle` waits for the deletions."""
+        moved: list[Path] = []
+        batch: Path | None = None
+        for path in list(paths):  # listed first: a folder's listing is not renamed from while it is read
+            if path.exists():
+                if batch is None:  # a folder of its own (a resumed run may find an earlier run's left here)
+                    (self.root / "discarded").mkdir(exist_ok=True)
+                    batch = Path(tempfile.mkdtemp(dir=self.root / "discarded"))
+                target = batch / f"{len(moved)}-{path.name}"
+                os.replace(path, target)
+                moved.append(target)
+        if moved:
+            thread = threading.Thread(target=_delete, args=(moved,), name="neardup-discard", daemon=True)
+            thread.start()
+            self._deleting.append(thread)
+
+    def settle(self) -> None:
+        """Wait until what :meth:`discard` was given is deleted (and whatever an interrupted run left there)."""
+        while self._deleting:
+            self._deleting.pop().join()
+        shutil.rmtree(self.root / "discarded", ignore_errors=True)
+
     def clean(self) -> None:
         """Remove the work directory: the manifest first, so a removal cut short is never resumed from."""
+        self.settle()
         (self.root / "manifest.json").unlink(missing_ok=True)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _delete(paths: list[Path]) -> None:
+    """Delete files and folders, ignoring what is already gone (a daemon thread of :meth:`WorkDir.discard`)."""
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], texts: list[str], lines: list[int],
