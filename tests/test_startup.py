@@ -81,8 +81,8 @@ assert len(paths) > 15, paths
 
 def test_a_small_dedup_loads_no_validation_library(tmp_path):
     """``neardup dedup`` on the bundled example loads no pydantic: Typer 0.29 builds a pydantic validator for
-    each of the command's ~40 options on every run (0.2-0.4 s of a small run's fixed cost, docs/speed.md,
-    "Start-up"), hence neardup's ``typer<0.29``. The run itself is checked too."""
+    each of the command's ~40 options on every run (about 0.1 s of every command: ``dedup --help`` 0.30 vs
+    0.21 s, docs/speed.md, "Start-up"), hence neardup's ``typer<0.29``. The run itself is checked too."""
     example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
     proc = _python("-X", "importtime", "-m", "neardup", "dedup", str(example), "-o", str(tmp_path / "o"), "-q")
     assert proc.returncode == 0, proc.stderr

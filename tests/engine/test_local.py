@@ -294,7 +294,8 @@ def test_discarded_files_free_their_names_at_once_and_are_gone_once_settled(tmp_
     (folder / "new.npy").write_bytes(b"z")
     wd.settle()
     assert not (wd.root / "discarded").exists()
-    assert sorted(p.relative_to(wd.root).as_posix() for p in wd.root.rglob("*")) == ["shards", "split", "split/new.npy"]
+    left = sorted(p.relative_to(wd.root).as_posix() for p in wd.root.rglob("*"))
+    assert left == ["shards", "split", "split/new.npy"]
 
 
 def test_the_fork_server_starts_when_an_input_fills_the_calibration_sample(tmp_path, monkeypatch):

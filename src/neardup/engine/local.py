@@ -66,7 +66,7 @@ class LocalRun(ShardedRun):
 
     def _sample_texts(self, path: str | os.PathLike[str]) -> list[str]:
         """The calibration's sample; an input that fills it (2,000 documents) starts the fork server now, so
-        that its loading (about 0.7 s) overlaps the calibration instead of delaying the first worker."""
+        that its loading (about 0.9 s) overlaps the calibration instead of delaying the first worker."""
         texts = super()._sample_texts(path)
         if len(texts) >= SAMPLE_DOCS and self._workers_automatic():
             start_server()
