@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 #: Run in a fresh interpreter (a fresh fork server): what a worker of a two-worker pool has loaded before its
@@ -66,3 +67,30 @@ def test_a_failure_while_loading_ahead_leaves_the_fork_server_running(monkeypatc
     monkeypatch.setattr(jit, "ready", broken)
     importlib.reload(forkserver)  # what the server does with its preload: import the module
     assert tried == ["ready"]
+
+
+#: A pool killed while a task too large for the pipe is half written to its queue (the one worker busy), then
+#: the interpreter's exit: it must end at once, saying nothing.
+_KILLED_MID_WRITE = """
+import time
+from neardup.engine.processes import process_pool, stop_pool
+pool = process_pool(1)
+pool.submit(time.sleep, 0).result()  # the worker is up
+busy = pool.submit(time.sleep, 30)
+queued = [pool.submit(len, bytes(8 << 20)) for _ in range(3)]  # 8 MB each: the pipe holds 64 KB
+time.sleep(0.5)
+stop_pool(pool, now=True)
+print("stopped", flush=True)
+"""
+
+
+def test_a_pool_killed_while_a_task_is_being_written_lets_the_interpreter_exit_at_once():
+    """Killing the workers (Ctrl-C, an error) leaves the pool's queue feeder thread blocked in a write nobody
+    will read; Python before 3.11.5 then joined that thread at exit for ever (CPython gh-94777: Debian 12's
+    3.11.2 hung on Ctrl-C). And the queue's semaphores are released before the resource tracker is stopped, so
+    the exit prints nothing (no "leaked semaphore" warning, no failing finalizer)."""
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "stopped\n", done.stderr
+    assert done.stderr == ""
+    assert time.monotonic() - start < 20

@@ -6,11 +6,11 @@ process that started them; must not decide what they run.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import multiprocessing
 import multiprocessing.forkserver
+import multiprocessing.util
 import os
 import select
 import signal
@@ -50,12 +50,15 @@ def _context() -> multiprocessing.context.ForkServerContext:
 
 @functools.cache
 def _stop_server_at_exit() -> None:
-    atexit.register(stop_server)
+    # last of multiprocessing's own exit steps (a finalizer of the lowest priority), not an earlier atexit hook:
+    # the semaphores of a killed pool's queues are released first, or the stopped tracker would find them
+    # "leaked" and their own finalizers then fail, both on stderr
+    multiprocessing.util.Finalize(None, stop_server, exitpriority=-100)
 
 
 def stop_server(timeout: float = 5.0) -> None:
     """Stop this process's fork server and the resource tracker it shares with the workers, and wait (at
-    most ``timeout`` seconds) for both to end. Run at exit (registered with the first pool), so that no
+    most ``timeout`` seconds) for both to end. Run at exit (set up with the first pool), so that no
     process a command started outlives it: left alone, each ends a moment after this process, when it sees
     its end of a pipe close. The server is killed (it is idle, its workers gone); the tracker is asked to
     stop, so that it still cleans up what was left. Uses the stop methods of ``multiprocessing`` that its own
@@ -129,6 +132,9 @@ def stop_pool(pool: ProcessPoolExecutor | InlineExecutor, now: bool = False) -> 
     on an interrupt or error, nothing they would finish is wanted; their writes are atomic)."""
     if now and isinstance(pool, ProcessPoolExecutor):
         processes = list((getattr(pool, "_processes", None) or {}).values())
+        call_queue = getattr(pool, "_call_queue", None)  # (shutdown forgets both)
+        if call_queue is not None:  # a task half written to the killed workers' queue blocks its feeder thread, and
+            call_queue.cancel_join_thread()  # Python < 3.11.5 then joins that thread at exit for ever (gh-94777)
         pool.shutdown(wait=False, cancel_futures=True)
         for proc in processes:
             proc.kill()
