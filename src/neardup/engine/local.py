@@ -136,10 +136,14 @@ class LocalRun(ShardedRun):
         if self.plan.workers < 2 or not self.method.weighted() or self.wd.done("weights") \
                 or self.wd.done("candidates"):
             return False
-        assert isinstance(self.method, KeyedMethod)
-        rep = self.representation()
-        key_rows = int(self.method.key_counts(rep, np.flatnonzero(~rep.empty)).sum())  # as the stage plans them
-        return weights_beside_candidates(key_rows, int(rep.sets.values.shape[0]), self.engine.memory_limit)
+        return weights_beside_candidates(self.key_rows(), int(self.representation().sets.values.shape[0]),
+                                         self.engine.memory_limit)
+
+    def key_rows(self) -> int:
+        """The key rows of every table of the candidates stage (a keyed method's documents with shingles)."""
+        method, rep = self.method, self.representation()
+        assert isinstance(method, KeyedMethod)
+        return int(method.key_counts(rep, np.flatnonzero(~rep.empty)).sum())
 
     def spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
         """Write candidate pairs as codes ``left * n + right``, split by the tile of ``left``, so each
@@ -172,7 +176,7 @@ class LocalRun(ShardedRun):
         t0 = time.perf_counter()
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
         tables = method.n_tables()
-        rows_per_table = int(method.key_counts(rep, docs).sum()) // max(1, tables)
+        rows_per_table = self.key_rows() // max(1, tables)
         key_parts = key_partitions(rows_per_table, limit)
         group = tables_per_pass(rows_per_table, limit) if key_parts == 1 else 1
         bar = self.bar(tables, "candidates", "table")

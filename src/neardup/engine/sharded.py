@@ -29,7 +29,6 @@ import abc
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -268,7 +267,7 @@ class ShardedRun(abc.ABC):
             else:  # the values grouped by partition in one read; each partition's frequencies; put back in
                 # order as weights
                 split = self.wd.root / SPLIT_DIR
-                shutil.rmtree(split, ignore_errors=True)
+                self.wd.discard([split])  # what a run stopped in this stage left
                 split.mkdir()
                 per_split = split_size(self.engine.memory_limit, workers)
                 spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]

@@ -65,6 +65,7 @@ class WorkDir:
         self.root = Path(root)
         self.shards = self.root / "shards"
         self.pairs = self.root / "pairs"
+        self.discarded = self.root / "discarded"
         self._deleting: list[threading.Thread] = []
 
     def prepare(self, manifest: dict[str, Any], resume: bool) -> bool:
@@ -116,8 +117,8 @@ class WorkDir:
         for path in list(paths):  # listed first: a folder's listing is not renamed from while it is read
             if path.exists():
                 if batch is None:  # a folder of its own (a resumed run may find an earlier run's left here)
-                    (self.root / "discarded").mkdir(exist_ok=True)
-                    batch = Path(tempfile.mkdtemp(dir=self.root / "discarded"))
+                    self.discarded.mkdir(exist_ok=True)
+                    batch = Path(tempfile.mkdtemp(dir=self.discarded))
                 target = batch / f"{len(moved)}-{path.name}"
                 os.replace(path, target)
                 moved.append(target)
@@ -130,7 +131,7 @@ class WorkDir:
         """Wait until what :meth:`discard` was given is deleted (and whatever an interrupted run left there)."""
         while self._deleting:
             self._deleting.pop().join()
-        shutil.rmtree(self.root / "discarded", ignore_errors=True)
+        shutil.rmtree(self.discarded, ignore_errors=True)
 
     def clean(self) -> None:
         """Remove the work directory: the manifest first, so a removal cut short is never resumed from."""
