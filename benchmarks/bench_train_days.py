@@ -4,7 +4,7 @@ Run by hand from the repo root (HF_HUB_OFFLINE=1 is set here; nothing is downloa
 
     python benchmarks/bench_train_days.py [--work DIR] [--threads 2] [--conditions clean,ocr-heavy,nlpaug-ocr]
         [--copies 1] [--epochs 2] [--ce-epochs 2] [--neg-per-pos 1] [--hard-fraction 0.67] [--ce-neg-per-pos N] [--ce-hard-fraction F]
-        [--ce-no-self-pairs]
+        [--ce-no-self-pairs] [--ce-pair-view text|diff] [--methods "rerank,bi-encoder fine-tuned"]
         [--train-only] [--reuse]
 
 Protocol. The three exhaustively labelled days of ``../shared/data/reuters_days`` rotate: for each test
@@ -83,6 +83,8 @@ def train_fold(work: Path, test: str, train: str, val: str, args: argparse.Names
         ce_common["hard_fraction"] = args.ce_hard_fraction
     if args.ce_no_self_pairs:
         ce_common["self_pairs"] = False
+    if args.ce_pair_view != "text":
+        ce_common["pair_view"] = args.ce_pair_view
     reports = train_models({
         "biencoder": TrainConfig(out=str(bi_dir), epochs=args.epochs, max_seq_length=128, **common),
         "crossencoder": TrainConfig(out=str(ce_dir), epochs=args.ce_epochs, max_seq_length=args.ce_seq,
@@ -146,6 +148,8 @@ def evaluate(args: argparse.Namespace, folds: list[tuple[str, str, str]], traine
             models = trained[test]
             vdata, tdata = condition(val, cond), condition(test, cond)
             for name, changes in METHODS:
+                if args.methods and name not in args.methods:
+                    continue
                 key = f"{cond}|{test}|{name}"
                 if key in results["rows"]:
                     continue
@@ -197,11 +201,19 @@ def main() -> None:
     ap.add_argument("--ce-no-self-pairs", action="store_true",
                     help="the cross-encoder's positives: real duplicates only, no story paired with its own noisy copy "
                          "(train --no-self-pairs)")
+    ap.add_argument("--ce-pair-view", default="text", choices=("text", "diff"),
+                    help="what the cross-encoder reads of a pair (train crossencoder --pair-view)")
     ap.add_argument("--conditions", default="clean,ocr-heavy,nlpaug-ocr")
+    ap.add_argument("--methods", type=lambda v: [m.strip() for m in v.split(",") if m.strip()], default=None,
+                    help="evaluate only these rows, by name (comma-separated; default: all): "
+                         + "; ".join(name for name, _ in METHODS))
     ap.add_argument("--folds", default=",".join(f[0] for f in FOLDS), help="test days to run")
     ap.add_argument("--train-only", action="store_true")
     ap.add_argument("--reuse", action="store_true", help="re-use trained models with a complete report")
     args = ap.parse_args()
+    unknown = sorted(set(args.methods or ()) - {name for name, _ in METHODS})
+    if unknown:
+        ap.error(f"--methods: no row named {', '.join(unknown)}")
     log(f"torch threads: {set_threads(args.threads)}")
     folds = [f for f in FOLDS if f[0] in args.folds.split(",")]
     trained = {test: train_fold(args.work, test, train, val, args) for test, train, val in folds}

@@ -228,6 +228,34 @@ def test_trained_views_enter_multiview(tmp_path, days, trained):
         MultiView(DedupConfig(method="multiview").replace(multiview__views=("word", "crossencoder")))
 
 
+def test_a_cross_encoder_trained_on_the_diff_view_scores_pairs_the_same_way(tmp_path, days, trained):
+    """--pair-view diff: recorded in the report and the folder, and scoring (rerank and
+    the multiview's view alike) shows the model each pair's differences, as in training."""
+    from neardup.cli.train import train_app
+    from neardup.verify.crossencoder import CrossEncoderScorer, diff_pair, read_pair_format
+
+    bi, _ = trained
+    out = tmp_path / "ce-diff"
+    res = CliRunner().invoke(train_app, [
+        "crossencoder", "--data", str(days[0]), "--noisy-copies", "1", "--candidates", bi, "--pair-view", "diff",
+        "--out", str(out), "--steps", "6", "--batch-size", "8", "--max-seq-length", "64", "--mine", "minhash",
+        "--threads", "1", "--no-eval", "--quiet", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["pair_view"] == "diff" and report["steps"] == 6
+    assert read_pair_format(out)["view"] == "diff"
+    scorer = CrossEncoderScorer(out)
+    a = "FRANKLIN CALIFORNIA TAX-FREE FUND SETS DIVIDEND. It will pay 5.2 cts a share."
+    b = "FRANKLIN OHIO TAX-FREE FUND SETS DIVIDEND. It will pay 3.1 cts a share."
+    got = scorer.score([(a, b)])
+    direct = scorer.model.predict([diff_pair(a, b)], convert_to_numpy=True).reshape(-1)
+    plain = scorer.model.predict([(a, b)], convert_to_numpy=True).reshape(-1)
+    assert got[0] == pytest.approx(float(direct[0]), abs=1e-6) and abs(float(plain[0]) - float(direct[0])) > 1e-6
+    bad = CliRunner().invoke(train_app, ["crossencoder", "--data", str(days[0]), "--pair-view", "words",
+                                         "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "--pair-view must be text or diff" in bad.output
+
+
 def test_search_space_with_a_cross_encoder_tries_rerank_and_trained_views():
     from neardup.eval.search import DEFAULT_METHODS, SearchSpace
 

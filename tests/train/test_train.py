@@ -222,7 +222,7 @@ def test_crossencoder_scores_a_trained_positive_above_a_negative(tmp_path, sourc
     assert scorer.stats["last_n_pairs"] == 10 and scorer.stats["seconds"] > 0
     # the folder records aligned training pairs, and scoring aligns the same way: a copy with an extra
     # lead paragraph reads exactly like the plain copy; a scorer told the model was unaligned does not align
-    assert scorer.align and read_pair_format(out) == {"align": True}
+    assert scorer.align and read_pair_format(out) == {"align": True, "view": "text"} and scorer.view == "text"
     story = pos[0][0]
     lead = ("Shares in the region fell in early trading as investors weighed a week of weak factory data and "
             "warnings from exporters about slowing demand in Asia and in Europe, dealers said on Monday. ") * 2

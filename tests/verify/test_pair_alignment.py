@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from neardup.verify.crossencoder import (PAIR_FORMAT_FILE, align_pair, prepare_pairs, read_pair_format,
+from neardup.verify.crossencoder import (PAIR_FORMAT_FILE, align_pair, diff_pair, prepare_pairs, read_pair_format,
                                          write_pair_format)
 
 STORY = ("The central bank raised its main interest rate by half a percentage point on Tuesday, the first rise "
@@ -60,12 +61,40 @@ def test_prepare_pairs_clips_and_aligns_only_when_asked():
     assert len(a) == len(b) == 20_000
 
 
+def test_the_diff_view_shows_what_each_text_lacks_of_the_other():
+    # template siblings: the same notice for another state and amount differs in exactly those words
+    a = "FRANKLIN CALIFORNIA TAX-FREE FUND SETS DIVIDEND. The fund said it will pay 5.2 cts a share on April 1."
+    b = "FRANKLIN OHIO TAX-FREE FUND SETS DIVIDEND. The fund said it will pay 3.1 cts a share on April 1."
+    da, db = diff_pair(a, b)
+    assert da.split()[1:] == ["CALIFORNIA", "5.2"] and db.split()[1:] == ["OHIO", "3.1"]
+    assert da.split()[0] == db.split()[0] == "11%"  # 2 of 19 words
+    # a copy with a headline added: everything on the copy's side is the headline; the story's side is empty
+    da, db = diff_pair(STORY, LEAD + STORY)
+    assert da == "0%" and db.split()[1:4] == ["Stock", "across", "region"]  # "markets" is in the story
+    assert set(db.split()[1:]) <= set(re.findall(r"\w+", LEAD))
+    # words repeated in the text appear once; case and punctuation do not make a difference
+    assert diff_pair("Oil oil OIL rose.", "gas rose") == ("75% Oil", "50% gas")
+    assert diff_pair("", "") == ("0%", "0%")
+    # prepare_pairs: the view is applied after clipping, and alignment does not apply to it
+    assert prepare_pairs([(a, b)], align=True, view="diff") == [diff_pair(a, b)]
+    assert prepare_pairs([(STORY, LEAD + STORY)], align=True, view="diff") == [diff_pair(STORY, LEAD + STORY)]
+    with pytest.raises(ValueError, match="pair view"):
+        prepare_pairs([(a, b)], align=True, view="words")
+
+
 def test_the_pair_format_file_round_trips_and_a_bad_one_is_named(tmp_path):
-    assert read_pair_format(tmp_path) == {"align": False}  # folders from before the option: unaligned
+    # folders from before the options: unaligned text
+    assert read_pair_format(tmp_path) == {"align": False, "view": "text"}
     write_pair_format(tmp_path, True)
-    assert read_pair_format(tmp_path) == {"align": True}
+    assert read_pair_format(tmp_path) == {"align": True, "view": "text"}
+    assert json.loads((tmp_path / PAIR_FORMAT_FILE).read_text()) == {"align": True}  # as folders before the view
     write_pair_format(tmp_path, False)
-    assert read_pair_format(tmp_path) == {"align": False}
+    assert read_pair_format(tmp_path) == {"align": False, "view": "text"}
+    write_pair_format(tmp_path, True, "diff")
+    assert read_pair_format(tmp_path) == {"align": True, "view": "diff"}
+    (tmp_path / PAIR_FORMAT_FILE).write_text(json.dumps({"align": True, "view": "summary"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="view.*summary"):
+        read_pair_format(tmp_path)
     (tmp_path / PAIR_FORMAT_FILE).write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match=PAIR_FORMAT_FILE):
         read_pair_format(tmp_path)

@@ -104,7 +104,7 @@ def _config(kind: str, **kw: Any) -> Any:
         mine=kw["mine"], max_sources=kw["max_sources"], neighbours=kw["neighbours"], max_pairs=kw["max_pairs"],
         exclude=tuple(str(p) for p in (kw["exclude"] or ())), seed=kw["seed"], evaluate=not kw["no_eval"],
         eval_max_tokens=kw["eval_max_tokens"], candidates=kw.get("candidates"), rerank_floor=kw.get("rerank_floor"),
-        align_pairs=kw.get("align", True),
+        align_pairs=kw.get("align", True), pair_view=kw.get("pair_view", "text"),
         hard_kinds=tuple(k.strip() for k in kw["hard_kinds"].split(",") if k.strip()) if kw["hard_kinds"] is not None else None,
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
 
@@ -142,11 +142,12 @@ def crossencoder(
     candidates: Annotated[Optional[str], typer.Option("--candidates", help="Bi-encoder folder whose neighbours are re-ranked in validation (default: the packaged model).")] = None,
     rerank_floor: Annotated[Optional[float], typer.Option("--rerank-floor", help="Cosine floor of the validation candidates (default: keep 98% of the true pairs).")] = None,
     align: Annotated[bool, typer.Option("--align/--no-align", help="Cut each pair so both texts start on the same passage (a dropped lead or an added headline otherwise shows the model different text on each side); recorded in OUT and applied when scoring.")] = True,
+    pair_view: Annotated[str, typer.Option("--pair-view", help="What the model reads of a pair: text (both texts, from their aligned openings) | diff (the words each text lacks of the other, after their share); recorded in OUT and applied when scoring.")] = "text",
     head_lr: Annotated[Optional[float], typer.Option("--head-lr", help="Learning rate of the new classification head (default 1e-3; the encoder uses --lr).")] = None,
 ) -> None:
     """Train a cross-encoder pair classifier; OUT re-ranks with --method rerank --model BI --cross-model OUT."""
     _train("crossencoder", {**common, "base": base, "candidates": candidates, "rerank_floor": rerank_floor,
-                            "align": align, "head_lr": head_lr})
+                            "align": align, "pair_view": pair_view, "head_lr": head_lr})
 
 
 __all__ = ["train_app"]

@@ -89,6 +89,7 @@ class TrainConfig:
     rerank_k: int = 20
     rerank_floor: float | None = None
     align_pairs: bool = True  # cross-encoder: cut pairs so both sides start on the same passage (align_pair)
+    pair_view: str = "text"  # cross-encoder: "text" (both texts) or "diff" (what each lacks of the other: diff_pair)
     threads: int | None = None
     progress: bool = True
     stop_at_step: int | None = None
@@ -144,6 +145,7 @@ class TrainConfig:
                 raise ConfigError(f"--hard-kinds: {e}") from None
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
+        check(self.pair_view in ("text", "diff"), f"--pair-view must be text or diff, got {self.pair_view!r}")
 
     def synthetic_config(self) -> SyntheticConfig | None:
         """How ``--synthetic`` makes clusters, when an option departs from :class:`SyntheticConfig`'s defaults."""
@@ -156,7 +158,7 @@ class TrainConfig:
         them keep their fingerprint)."""
         skip = {"out", "max_minutes", "resume", "checkpoint_every", "evaluate", "eval_max_tokens", "eval_k",
                 "progress", "stop_at_step", "threads", "candidates", "rerank_k", "rerank_floor", "extra",
-                "align_pairs"}  # only the cross-encoder reads it, and passes it in ``extra``
+                "align_pairs", "pair_view"}  # only the cross-encoder reads them, and passes them in ``extra``
         if not self.neighbours:  # off: the same fingerprint as before the option existed
             skip |= {"neighbours", "neighbour_band", "neighbour_max"}
         if self.hard_kinds is None:  # likewise

@@ -134,7 +134,8 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
     bce = torch.nn.BCEWithLogitsLoss()
 
     # the model's view of each pair (clipped, aligned, sides swapped), made once rather than per batch and epoch
-    views = prepare_pairs([(texts[a], texts[b]) for a, b in zip(pairs.a.tolist(), pairs.b.tolist())], cfg.align_pairs)
+    views = prepare_pairs([(texts[a], texts[b]) for a, b in zip(pairs.a.tolist(), pairs.b.tolist())], cfg.align_pairs,
+                          cfg.pair_view)
     views = [(b, a) if s else (a, b) for (a, b), s in zip(views, swap.tolist())]
 
     def loss_fn(rows: np.ndarray) -> Any:
@@ -142,8 +143,11 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         logits = ce(feats)["scores"].reshape(-1)
         return bce(logits, torch.as_tensor(pairs.label[rows], dtype=torch.float32))
 
-    # alignment and a base taken from --candidates change what is trained; runs without them keep their fingerprint
-    resolved = {"align_pairs": True} if cfg.align_pairs else {}
+    # alignment, the diff view and a base taken from --candidates change what is trained; runs without them keep
+    # their fingerprint
+    resolved: dict[str, Any] = {"align_pairs": True} if cfg.align_pairs else {}
+    if cfg.pair_view != "text":
+        resolved["pair_view"] = cfg.pair_view
     if base and not cfg.base:
         resolved["base"] = base
     fingerprint = cfg.fingerprint(np.stack([pairs.a, pairs.b, pairs.label]), swap, extra=resolved)
@@ -159,7 +163,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
 
     def save(d: str) -> None:
         ce.save(d)
-        write_pair_format(d, cfg.align_pairs)
+        write_pair_format(d, cfg.align_pairs, cfg.pair_view)
 
     atomic_save(save, cfg.out)
     after = None
@@ -168,7 +172,7 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         ce.eval()
 
         def score_pairs(items: list[tuple[str, str]]) -> np.ndarray:
-            scores = ce.predict(prepare_pairs(items, cfg.align_pairs), batch_size=16, show_progress_bar=False)
+            scores = ce.predict(prepare_pairs(items, cfg.align_pairs, cfg.pair_view), batch_size=16, show_progress_bar=False)
             return np.asarray(scores, dtype=np.float64).reshape(-1)
 
         cands = rerank_candidates(vdata, vemb, score_pairs, float(floor), k=cfg.rerank_k)
@@ -187,7 +191,8 @@ def _train_crossencoder(cfg: TrainConfig, say: Callable[[str], None]) -> dict[st
         "loss_last": float(np.mean(losses[-k:])) if losses else None,
         "validation_before": before, "validation_after": after,
         "seconds_train": round(loop.seconds, 1), "seconds_eval": round(eval_seconds, 1),
-        "seconds_total": round(timer.elapsed(), 1), "align_pairs": cfg.align_pairs, "mine": mine,
+        "seconds_total": round(timer.elapsed(), 1), "align_pairs": cfg.align_pairs,
+        "pair_view": cfg.pair_view, "mine": mine,
         "settings": {k2: v for k2, v in vars(cfg).items() if k2 != "extra"}, "complete": True,
     }
     write_report(cfg.out, report)

@@ -11,6 +11,12 @@ the default 256), so a copy whose lead paragraph was dropped, or that starts wit
 shows it a different passage on each side. :func:`align_pair` cuts the text in which the other's
 opening reappears so both sides start on the same passage; training (``neardup train crossencoder``)
 and scoring prepare pairs the same way, and the model folder records it (:data:`PAIR_FORMAT_FILE`).
+
+A second view of a pair, ``diff`` (:func:`diff_pair`), shows the model only where the texts differ: the
+words of each text that the other lacks, in order, after the share of its words they are. Candidates that
+reach a cross-encoder are already close; whether they are duplicates is decided by what differs (garbled
+spellings of the same words, an added headline, or a changed state, fund and amount), which the opening of
+each text hides in the shared 128 tokens.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ ALIGN_GAIN = 0.15
 #: Cut points considered: the start and every sentence or line boundary, up to this many.
 ALIGN_MAX_STARTS = 256
 _BOUNDARY = re.compile(r"(?<=[.!?\n])\s+")
+#: How a pair is shown to the model: ``text`` (both texts, clipped and aligned) or ``diff`` (:func:`diff_pair`).
+PAIR_VIEWS = ("text", "diff")
+_WORD = re.compile(r"\w+(?:[.,'\u2019-]\w+)*")
 
 
 def _fold(text: str) -> str:
@@ -86,28 +95,62 @@ def align_pair(a: str, b: str, head: int = ALIGN_HEAD, gain: float = ALIGN_GAIN)
     return (a, b[a_at:]) if a_best >= b_best else (a[b_at:], b)
 
 
+def diff_pair(a: str, b: str) -> tuple[str, str]:
+    """Each text reduced to the words the other lacks (compared case-folded; each word once, in order),
+    after the share of its words that are missing from the other, in percent.
+
+    >>> diff_pair("Franklin California fund pays 5.2 cts", "Franklin Ohio fund pays 3.1 cts")
+    ('33% California 5.2', '33% Ohio 3.1')
+    >>> diff_pair("The market fell", "Tbe market fell")
+    ('33% The', '33% Tbe')
+    >>> diff_pair("Same words here", "same words HERE.")
+    ('0%', '0%')
+    """
+    wa, wb = _WORD.findall(a), _WORD.findall(b)
+    fa, fb = [w.casefold() for w in wa], [w.casefold() for w in wb]
+
+    def side(words: list[str], folded: list[str], other: list[str]) -> str:
+        lacks = set(folded) - set(other)
+        n_missing = sum(f in lacks for f in folded)
+        first = {f: w for w, f in reversed(list(zip(words, folded))) if f in lacks}  # first spelling of each
+        share = round(100 * n_missing / len(words)) if words else 0
+        return " ".join([f"{share}%", *(first[f] for f in dict.fromkeys(f for f in folded if f in lacks))])
+
+    return side(wa, fa, fb), side(wb, fb, fa)
+
+
 def read_pair_format(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """How a cross-encoder folder's training pairs were prepared (``{"align": bool}``; absent file: no alignment)."""
+    """How a cross-encoder folder's training pairs were prepared: ``{"align": bool, "view": "text" | "diff"}``
+    (absent file: unaligned text; absent view: text)."""
     f = Path(path) / PAIR_FORMAT_FILE
     if not f.exists():
-        return {"align": False}
+        return {"align": False, "view": "text"}
     try:
         fmt = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ValueError(f"{f}: unreadable pair format ({e}); re-save it or delete it to score pairs unaligned") from e
     if not isinstance(fmt, dict) or not isinstance(fmt.get("align"), bool):
         raise ValueError(f"{f}: field 'align' must be true or false")
+    fmt.setdefault("view", "text")
+    if fmt["view"] not in PAIR_VIEWS:
+        raise ValueError(f"{f}: field 'view' must be one of {', '.join(PAIR_VIEWS)}, got {fmt['view']!r}")
     return fmt
 
 
-def write_pair_format(path: str | os.PathLike[str], align: bool) -> None:
+def write_pair_format(path: str | os.PathLike[str], align: bool, view: str = "text") -> None:
     """Record in a cross-encoder folder how its pairs are prepared (written by the trainer)."""
-    (Path(path) / PAIR_FORMAT_FILE).write_text(json.dumps({"align": align}) + "\n", encoding="utf-8")
+    fmt: dict[str, Any] = {"align": align} if view == "text" else {"align": align, "view": view}
+    (Path(path) / PAIR_FORMAT_FILE).write_text(json.dumps(fmt) + "\n", encoding="utf-8")
 
 
-def prepare_pairs(pairs: Sequence[tuple[str, str]], align: bool) -> list[tuple[str, str]]:
-    """The model's view of each pair: clipped to :data:`MAX_CHARS` characters a side, aligned if ``align``."""
+def prepare_pairs(pairs: Sequence[tuple[str, str]], align: bool, view: str = "text") -> list[tuple[str, str]]:
+    """The model's view of each pair: clipped to :data:`MAX_CHARS` characters a side, then aligned if
+    ``align`` (view ``text``) or reduced to what differs (view ``diff``, where alignment does not apply)."""
+    if view not in PAIR_VIEWS:
+        raise ValueError(f"pair view must be one of {', '.join(PAIR_VIEWS)}, got {view!r}")
     clipped = [(a[:MAX_CHARS], b[:MAX_CHARS]) for a, b in pairs]
+    if view == "diff":
+        return [diff_pair(a, b) for a, b in clipped]
     return [align_pair(a, b) for a, b in clipped] if align else clipped
 
 
@@ -134,7 +177,9 @@ class CrossEncoderScorer:
         if max_length is not None:
             self.model.max_seq_length = max_length
         self.path = p
-        self.align: bool = read_pair_format(p)["align"]
+        fmt = read_pair_format(p)
+        self.align: bool = fmt["align"]
+        self.view: str = fmt["view"]
         self.stats: dict[str, float] = {"n_pairs": 0, "seconds": 0.0, "last_n_pairs": 0, "last_seconds": 0.0}
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16, progress: bool = False) -> np.ndarray:
@@ -143,7 +188,7 @@ class CrossEncoderScorer:
         if len(pairs) == 0:
             out = np.zeros(0, dtype=np.float32)
         else:
-            scores = self.model.predict(prepare_pairs(pairs, self.align), batch_size=batch_size,
+            scores = self.model.predict(prepare_pairs(pairs, self.align, self.view), batch_size=batch_size,
                                         show_progress_bar=progress, convert_to_numpy=True)
             out = np.asarray(scores, dtype=np.float32).reshape(-1)
         dt = time.perf_counter() - t0
@@ -205,5 +250,6 @@ def rerank_scores(texts: Sequence[str], left: np.ndarray, right: np.ndarray, cro
     return scores
 
 
-__all__ = ["ALIGN_GAIN", "ALIGN_HEAD", "PAIR_FORMAT_FILE", "CrossEncoderScorer", "align_pair", "load_scorer",
+__all__ = ["ALIGN_GAIN", "ALIGN_HEAD", "PAIR_FORMAT_FILE", "PAIR_VIEWS", "CrossEncoderScorer", "align_pair", "diff_pair",
+           "load_scorer",
            "prepare_pairs", "read_pair_format", "rerank_scores", "write_pair_format"]
