@@ -53,6 +53,7 @@ SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "da
 from bench_train import log, train_models  # noqa: E402
 
 from neardup.train.common import TrainConfig, set_threads  # noqa: E402
+from neardup.verify.crossencoder import PAIR_VIEWS  # noqa: E402
 
 DAYS = ("2-MAR-1987", "31-MAR-1987", "19-OCT-1987")
 #: (test, train, validation) per fold.
@@ -201,7 +202,7 @@ def main() -> None:
     ap.add_argument("--ce-no-self-pairs", action="store_true",
                     help="the cross-encoder's positives: real duplicates only, no story paired with its own noisy copy "
                          "(train --no-self-pairs)")
-    ap.add_argument("--ce-pair-view", default="text", choices=("text", "diff"),
+    ap.add_argument("--ce-pair-view", default="text", choices=PAIR_VIEWS,
                     help="what the cross-encoder reads of a pair (train crossencoder --pair-view)")
     ap.add_argument("--conditions", default="clean,ocr-heavy,nlpaug-ocr")
     ap.add_argument("--methods", type=lambda v: [m.strip() for m in v.split(",") if m.strip()], default=None,

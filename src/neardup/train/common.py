@@ -145,7 +145,9 @@ class TrainConfig:
                 raise ConfigError(f"--hard-kinds: {e}") from None
         check(self.checkpoint_every >= 0, "--checkpoint-every must be >= 0")
         check(self.rerank_floor is None or -1 <= self.rerank_floor <= 1, "--rerank-floor must be in [-1, 1]")
-        check(self.pair_view in ("text", "diff"), f"--pair-view must be text or diff, got {self.pair_view!r}")
+        from neardup.verify.crossencoder import PAIR_VIEWS
+
+        check(self.pair_view in PAIR_VIEWS, f"--pair-view must be {' or '.join(PAIR_VIEWS)}, got {self.pair_view!r}")
 
     def synthetic_config(self) -> SyntheticConfig | None:
         """How ``--synthetic`` makes clusters, when an option departs from :class:`SyntheticConfig`'s defaults."""

@@ -111,10 +111,14 @@ def diff_pair(a: str, b: str) -> tuple[str, str]:
 
     def side(words: list[str], folded: list[str], other: list[str]) -> str:
         lacks = set(folded) - set(other)
-        n_missing = sum(f in lacks for f in folded)
-        first = {f: w for w, f in reversed(list(zip(words, folded))) if f in lacks}  # first spelling of each
+        first: dict[str, str] = {}  # each missing word's first spelling, in order
+        n_missing = 0
+        for w, f in zip(words, folded):
+            if f in lacks:
+                n_missing += 1
+                first.setdefault(f, w)
         share = round(100 * n_missing / len(words)) if words else 0
-        return " ".join([f"{share}%", *(first[f] for f in dict.fromkeys(f for f in folded if f in lacks))])
+        return " ".join([f"{share}%", *first.values()])
 
     return side(wa, fa, fb), side(wb, fb, fa)
 
