@@ -109,8 +109,9 @@ def diff_pair(a: str, b: str) -> tuple[str, str]:
     wa, wb = _WORD.findall(a), _WORD.findall(b)
     fa, fb = [w.casefold() for w in wa], [w.casefold() for w in wb]
 
-    def side(words: list[str], folded: list[str], other: list[str]) -> str:
-        lacks = set(folded) - set(other)
+    sa, sb = set(fa), set(fb)
+
+    def side(words: list[str], folded: list[str], lacks: set[str]) -> str:
         first: dict[str, str] = {}  # each missing word's first spelling, in order
         n_missing = 0
         for w, f in zip(words, folded):
@@ -120,7 +121,7 @@ def diff_pair(a: str, b: str) -> tuple[str, str]:
         share = round(100 * n_missing / len(words)) if words else 0
         return " ".join([f"{share}%", *first.values()])
 
-    return side(wa, fa, fb), side(wb, fb, fa)
+    return side(wa, fa, sa - sb), side(wb, fb, sb - sa)
 
 
 def read_pair_format(path: str | os.PathLike[str]) -> dict[str, Any]:
