@@ -228,6 +228,50 @@ def test_a_weights_partition_of_distinct_values_is_counted_within_its_share_of_t
                          check=True)
     assert int(out.stdout) <= limit * 0.3 / workers
 
+_TABLE_PEAK = """
+import sys
+import numpy as np
+import pyarrow.compute  # imported in every worker before the stage (the plan counts it in a process's base)
+from neardup.engine.plan import TABLE_CHUNK_VALUES, table_bytes
+from neardup.verify.frequencies import FrequencyTable
+limit, workers = int(sys.argv[1]), 2
+def peak():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+budget = table_bytes(limit, workers)
+chunk = np.random.default_rng(0).integers(0, 2**64 - 1, TABLE_CHUNK_VALUES, dtype=np.uint64, endpoint=True)
+FrequencyTable(budget).add(chunk[:10])  # compiled loops loaded before the baseline
+before = peak()
+table = FrequencyTable(budget)
+full, done = table.max_entries, 0
+while done < full:  # count_values: distinct values up to the largest table, a chunk at a time
+    m = min(chunk.size, full - done)
+    assert table.add(chunk[:m] + np.uint64(done))
+    done += m
+assert not table.add(chunk + np.uint64(done))  # and one chunk more gives up
+entries = table.entries()
+del table
+merged = FrequencyTable(budget, expected=full)  # weights_of_counts: the entries merged, the counts made weights, a chunk looked up
+assert merged.add(*entries)
+del entries
+merged.map_counts(lambda c: c * 0.5)
+out = merged.lookup(chunk)
+print(peak() - before, full)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads a process's peak memory from /proc")
+@pytest.mark.parametrize("limit", ["1GB", "2GB"])
+def test_a_frequency_table_at_its_largest_stays_within_a_workers_share_of_the_limit(limit):
+    """The weights stage's table path: a worker's table filled to its largest size (then one chunk more,
+    which gives up), its entries, and the merged table turned into weights stay within the worker's share
+    of the 0.3 of the limit the stage has."""
+    out = subprocess.run([sys.executable, "-c", _TABLE_PEAK, str(parse_size(limit))], capture_output=True, text=True,
+                         check=True)
+    used, entries = map(int, out.stdout.split())
+    assert entries >= parse_size(limit) // 1000  # a million distinct values a GB of limit, at least
+    assert used <= parse_size(limit) * 0.3 / 2
+
+
 def _corpus(path, n):
     rng = random.Random(3)
     words = [f"w{i}" for i in range(3000)]
@@ -390,3 +434,28 @@ def test_an_error_finding_candidates_beside_the_weights_reaches_the_caller(examp
     monkeypatch.setattr(LocalRun, "spill", spill)
     with pytest.raises(OSError, match="No space left"):
         run_chunked(example_path, tmp_path / "o", DedupConfig(), EngineConfig(workers=2, batch_docs=50, progress=False))
+
+
+def test_weights_counted_in_a_table_or_by_partitions_give_the_in_memory_output(tmp_path, monkeypatch):
+    """Where compiled loops run, the weights stage counts document frequencies in a hash table a worker;
+    when the distinct values overflow a worker's table budget it counts by hash partitions instead. Both
+    give the in-memory run's pairs and clusters, and the summary says which counted."""
+    import neardup.engine.sharded as sharded
+
+    src = tmp_path / "in.jsonl"
+    _corpus(src, 1_200)  # word 4-grams of random words: 47k distinct values, more than the smallest table holds
+    cfg = DedupConfig(method="minhash").replace(verify__score="weighted-jaccard")
+    eng = EngineConfig(workers=2, batch_docs=100, progress=False)
+    monkeypatch.setenv("NEARDUP_JIT", "1")
+    table = run_chunked(src, tmp_path / "table", cfg, eng)
+    monkeypatch.setattr(sharded, "table_bytes", lambda *_: 0)  # the smallest table: 2**15 distinct values
+    monkeypatch.setattr(sharded, "weight_partitions", lambda *_: 4)  # then four hash partitions
+    partitions = run_chunked(src, tmp_path / "partitions", cfg, eng)
+    assert table["engine"]["weights_by"] == "table"
+    assert partitions["engine"]["weights_by"] == "hash partitions"
+    ref = run(read_corpus(src), cfg)
+    assert len(ref.left) > 100
+    expected = [(a, b, round(s, 12)) for a, b, s in ref.pairs_by_id()]
+    for out in ("table", "partitions"):
+        clusters, pairs = _outputs(tmp_path / out)
+        assert pairs == expected and [c["cluster"] for c in clusters] == ref.cluster_ids

@@ -337,3 +337,38 @@ def test_headers_numpy_writes_are_parsed_without_numpys_reader(tmp_path, monkeyp
     flat = tmp_path / "flat.npy"
     save_array(flat, np.arange(7, dtype=np.int64))
     assert read_rows(flat, 2, 5).tolist() == [2, 3, 4]
+
+
+def test_weights_counted_in_tables_equal_idf_weights(tmp_path):
+    """The weights stage's table path: each span's values counted, the counts merged, the weights looked up
+    (spans written in any order) equal the IDF weights to the bit."""
+    from neardup.engine.tasks import SPLIT_DIR, count_values, weights_of_counts
+
+    sets = _random_sets(np.random.default_rng(6), n=300)
+    save_array(tmp_path / "values.npy", sets.values)
+    save_array(tmp_path / "offsets.npy", sets.offsets)
+    np.lib.format.open_memmap(tmp_path / "weights.npy.tmp", mode="w+", dtype=np.float64,
+                              shape=sets.values.shape).flush()
+    (tmp_path / SPLIT_DIR).mkdir()
+    n = sets.values.size
+    cuts = [0, n // 3, n // 2, n]
+    spans = list(zip(cuts[:-1], cuts[1:]))
+    distinct = [count_values(str(tmp_path), i, lo, hi, 1 << 24) for i, (lo, hi) in enumerate(spans)]
+    assert all(d > 0 for d in distinct) and sum(distinct) > np.unique(sets.values).size  # spans share values
+    for lo, hi in reversed(spans):
+        assert weights_of_counts(str(tmp_path), lo, hi, len(spans), 2.0, 1 << 24)
+    assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+
+
+def test_read_rows_into_a_buffer_reads_the_same_rows_and_refuses_one_that_cannot_hold_them(tmp_path):
+    save_array(tmp_path / "a.npy", np.arange(10, dtype=np.uint64))
+    buffer = np.full(6, 99, dtype=np.uint64)
+    got = read_rows(tmp_path / "a.npy", 3, 7, buffer)
+    assert got.tolist() == [3, 4, 5, 6] and np.shares_memory(got, buffer)
+    assert read_rows(tmp_path / "a.npy", 8, 10, buffer).tolist() == [8, 9]
+    with pytest.raises(ValueError, match="cannot hold"):
+        read_rows(tmp_path / "a.npy", 0, 7, buffer)
+    with pytest.raises(ValueError, match="cannot hold"):
+        read_rows(tmp_path / "a.npy", 0, 2, np.empty(6, dtype=np.int64))
+    with pytest.raises(ValueError, match="truncated"):
+        read_rows(tmp_path / "a.npy", 8, 12, buffer)

@@ -25,6 +25,8 @@ BYTES_PER_CODE = 64
 # bytes when each value occurs four times), and most word shingles of a large corpus occur once. With 40
 # here, a million-story corpus of distinct stories peaked at 2.7 GB of anonymous memory under a 2 GB limit.
 BYTES_PER_COUNTED_VALUE = 256
+# Values a weights task reads (and writes weights of) at a time: 8 MiB of values, 8 MiB of weights.
+TABLE_CHUNK_VALUES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,19 @@ def weight_partitions(values: int, memory_limit: int, workers: int) -> int:
     (16, 8)
     """
     return power_of_two_at_least(values * BYTES_PER_COUNTED_VALUE * workers / (memory_limit * 0.3))
+
+
+def table_bytes(memory_limit: int, workers: int) -> int:
+    """Memory for one worker's hash table of document frequencies (the weights stage's fast path,
+    :class:`neardup.verify.frequencies.FrequencyTable`): three quarters of its share of the 0.3 of the limit
+    the stage has, less its buffers; the rest holds another worker's counts while they are merged in (at
+    most a third of the table's bytes). A corpus with more distinct values counts by hash partition.
+
+    >>> table_bytes(2 * 10**9, 2) // 2**20
+    202
+    """
+    share = memory_limit * 0.3 / max(1, workers) - 16 * TABLE_CHUNK_VALUES
+    return max(0, int(share * 0.75))
 
 
 def split_size(memory_limit: int, workers: int) -> int:

@@ -46,12 +46,14 @@ from neardup import methods
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
-from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, weight_partitions
+from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, table_bytes, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
-from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values, weights_partition
+from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, partition_frequencies, split_values,
+                                  weights_of_counts, weights_partition)
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_shape, file_fingerprint, joined, load_array,
                                    release, save_array, trim_heap, work_root)
+from neardup.jit import pays
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -85,6 +87,11 @@ class DocIds:
         at = np.searchsorted(self.docs, np.asarray(index, dtype=np.int64))
         return pa.chunked_array([self.ids.take(pa.array(at[i : i + self.piece])).cast(pa.string())
                                  for i in range(0, at.size, self.piece)], pa.string())
+
+
+def _run_all(pool: Any, tasks: list[tuple[Any, ...]]) -> list[Any]:
+    """Each task (a function and its arguments) submitted to ``pool`` at once; their results in order."""
+    return [fut.result() for fut in [pool.submit(*task) for task in tasks]]
 
 
 class ShardedRun(abc.ABC):
@@ -247,8 +254,9 @@ class ShardedRun(abc.ABC):
         return self._rep
 
     def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Stage 3: IDF weights aligned with the values (hash partitions of the values, in the worker
-        processes), and per-document totals (weighted scores only)."""
+        """Stage 3: IDF weights aligned with the values (in the worker processes: counted in a hash table a
+        worker, :meth:`_weights_by_table`, or else by hash partitions of the values), and per-document totals
+        (weighted scores only)."""
         if not self.method.weighted():
             return None
         path = self.wd.root / "weights.npy"
@@ -261,27 +269,21 @@ class ShardedRun(abc.ABC):
             tmp = self.wd.root / "weights.npy.tmp"
             np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
             self.make_room(min(n_values * BYTES_PER_COUNTED_VALUE, int(self.engine.memory_limit * 0.3)))
-            pool = self.workers()
-            if parts == 1:
-                pool.submit(weights_partition, str(self.wd.root), 0, 1, self.config.verify.idf_power).result()
-            else:  # the values grouped by partition in one read; each partition's frequencies; put back in
-                # order as weights
-                split = self.wd.root / SPLIT_DIR
-                self.wd.discard([split])  # what a run stopped in this stage left
-                split.mkdir()
+            by_table = self._weights_by_table(n_values, len(sets))
+            self.counts.update(weights_by="table" if by_table else "hash partitions" if parts > 1 else "one partition")
+            root, power, pool = str(self.wd.root), self.config.verify.idf_power, self.workers()
+            if not by_table and parts == 1:
+                pool.submit(weights_partition, root, 0, 1, power).result()
+            elif not by_table:  # the values grouped by partition in one read; each partition's frequencies; put
+                # back in order as weights
+                split = self._fresh_split()
                 per_split = split_size(self.engine.memory_limit, workers)
                 spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
-                root, power = str(self.wd.root), self.config.verify.idf_power
-
-                def run_all(tasks: list[tuple[Any, ...]]) -> None:
-                    for fut in [pool.submit(*task) for task in tasks]:
-                        fut.result()
-
-                run_all([(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
-                run_all([(partition_frequencies, root, p, len(spans)) for p in range(parts)])
+                _run_all(pool, [(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
+                _run_all(pool, [(partition_frequencies, root, p, len(spans)) for p in range(parts)])
                 self.wd.discard(split.glob("*.values.npy"))  # the grouped copy of the values: read by no later step
-                run_all([(assemble_weights, root, i, lo, hi, parts, len(spans), power)
-                         for i, (lo, hi) in enumerate(spans)])
+                _run_all(pool, [(assemble_weights, root, i, lo, hi, parts, len(spans), power)
+                                for i, (lo, hi) in enumerate(spans)])
             self.wd.discard([self.wd.root / SPLIT_DIR])
             out = load_array(tmp)
             totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
@@ -293,6 +295,31 @@ class ShardedRun(abc.ABC):
         weights, totals = load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
         self.representation().set_weights(self.config.verify.idf_power, weights, totals)
         return weights, totals
+
+    def _fresh_split(self) -> Path:
+        """The weights stage's splits folder, emptied of what a stopped run (or the table path) left."""
+        split = self.wd.root / SPLIT_DIR
+        self.wd.discard([split])
+        split.mkdir()
+        return split
+
+    def _weights_by_table(self, n_values: int, n_docs: int) -> bool:
+        """The weights stage's fast path, where compiled loops run: each worker's share of the values counted
+        in a hash table (:func:`~neardup.engine.tasks.count_values`), the counts merged and the weights
+        looked up (:func:`~neardup.engine.tasks.weights_of_counts`). False, for the hash partitions to redo
+        the stage, when the distinct values do not fit a worker's table budget
+        (:func:`~neardup.engine.plan.table_bytes`); no more than a pass over the values is lost."""
+        if not pays(n_values) or n_docs >= 2**32:
+            return False
+        self._fresh_split()
+        root, pool, workers = str(self.wd.root), self.workers(), self.plan.workers
+        budget = table_bytes(self.engine.memory_limit, workers)
+        cuts = np.linspace(0, n_values, workers + 1).astype(np.int64).tolist()
+        spans = [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+        if min(_run_all(pool, [(count_values, root, i, lo, hi, budget) for i, (lo, hi) in enumerate(spans)])) < 0:
+            return False
+        return all(_run_all(pool, [(weights_of_counts, root, lo, hi, len(spans), self.config.verify.idf_power, budget)
+                                   for lo, hi in spans]))
 
     def vector_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4 for a vector method: its candidates and scores over the joined representation, here."""
@@ -392,6 +419,8 @@ class ShardedRun(abc.ABC):
             info["scoring"] = self.scoring
         if "weights_beside_candidates" in self.counts:  # the two stages ran at once (their timings overlap)
             info["weights_beside_candidates"] = self.counts["weights_beside_candidates"]
+        if "weights_by" in self.counts:  # how document frequencies were counted (not in a resumed run's stage)
+            info["weights_by"] = self.counts["weights_by"]
         return info
 
     def run(self) -> dict[str, Any]:

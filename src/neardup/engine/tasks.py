@@ -19,11 +19,13 @@ import numpy as np
 from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
+from neardup.engine.plan import TABLE_CHUNK_VALUES
 from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled, write_rows
 from neardup.engine.workdir import (WorkDir, array_shape, load_array, release, save_array, save_npz, save_shard,
                                    trim_heap)
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
+from neardup.verify.frequencies import FrequencyTable
 from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
@@ -231,6 +233,45 @@ def weights_partition(root: str, part: int, parts: int, idf_power: float, span: 
                 release(out)
         out.flush()
     trim_heap()
+
+
+def count_values(root: str, index: int, lo: int, hi: int, max_bytes: int) -> int:
+    """Split ``index`` of the weights stage counted in a hash table: the document frequencies of values
+    ``lo:hi`` of the work directory's ``values.npy``, written as the table's entries (``NNNNN.keys.npy`` and
+    ``NNNNN.counts.npy`` in the splits' folder); returns their number, or -1 when the table would need more
+    than ``max_bytes`` (the stage then counts by hash partition)."""
+    table = FrequencyTable(max_bytes)
+    values, buffer = Path(root) / "values.npy", np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
+    for a in range(lo, hi, TABLE_CHUNK_VALUES):
+        if not table.add(read_rows(values, a, min(hi, a + TABLE_CHUNK_VALUES), buffer)):
+            return -1
+    keys, counts = table.entries()
+    del table
+    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.keys.npy", keys)
+    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.counts.npy", counts)
+    trim_heap()
+    return int(keys.size)
+
+
+def weights_of_counts(root: str, lo: int, hi: int, n_splits: int, idf_power: float, max_bytes: int) -> bool:
+    """IDF weights of values ``lo:hi``, written there into ``weights.npy.tmp``, from every split's counts
+    (:func:`count_values`) merged in one hash table; False, nothing written, when that table would need more
+    than ``max_bytes``."""
+    split = Path(root) / SPLIT_DIR
+    table = FrequencyTable(max_bytes, expected=sum(array_shape(split / f"{i:05d}.keys.npy")[0] for i in range(n_splits)))
+    for i in range(n_splits):
+        if not table.add(load_array(split / f"{i:05d}.keys.npy", mmap=False),
+                         load_array(split / f"{i:05d}.counts.npy", mmap=False)):
+            return False
+    n = corpus_size(root)
+    table.map_counts(lambda df: idf_of_frequencies(df, n, idf_power))
+    values, buffer = Path(root) / "values.npy", np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
+    weights = np.empty(TABLE_CHUNK_VALUES, dtype=np.float64)
+    for a in range(lo, hi, TABLE_CHUNK_VALUES):
+        chunk = read_rows(values, a, min(hi, a + TABLE_CHUNK_VALUES), buffer)
+        write_rows(Path(root) / "weights.npy.tmp", a, table.lookup(chunk, weights[: chunk.size]))
+    trim_heap()
+    return True
 
 
 def table_keys(method: KeyedMethod, rep: Representation, docs: np.ndarray, tables: range, part: int = 0,

@@ -88,15 +88,25 @@ def pair_partition(left: np.ndarray, tiles: np.ndarray, parts: int) -> np.ndarra
     return tile_of(tiles, left) * per_tile + left % per_tile
 
 
-def read_rows(path: str | os.PathLike[str], lo: int, hi: int) -> np.ndarray:
-    """Elements ``lo:hi`` of a one-dimensional ``.npy`` file, by a plain file read (no mapping)."""
+def read_rows(path: str | os.PathLike[str], lo: int, hi: int, buffer: np.ndarray | None = None) -> np.ndarray:
+    """Elements ``lo:hi`` of a one-dimensional ``.npy`` file, by a plain file read (no mapping); into the
+    start of ``buffer`` (of the file's type, at least ``hi - lo`` long) when given, which a loop over
+    chunks re-uses rather than fault in fresh pages for each."""
     with open(path, "rb") as fh:
         shape, _, dtype = npy_header(fh)
         if len(shape) != 1:
             raise ValueError(f"{path}: expected a one-dimensional array, got shape {shape}")
         fh.seek(fh.tell() + lo * dtype.itemsize)
-        out = np.fromfile(fh, dtype=dtype, count=max(0, hi - lo))
-    if out.size != max(0, hi - lo):
+        want = max(0, hi - lo)
+        if buffer is None:
+            out = np.fromfile(fh, dtype=dtype, count=want)
+        else:
+            if buffer.dtype != dtype or buffer.size < want:
+                raise ValueError(f"{path}: a buffer of {buffer.size} {buffer.dtype} cannot hold {want} {dtype}")
+            out = buffer[:want]
+            got = fh.readinto(memoryview(out).cast("B"))
+            out = out[: got // dtype.itemsize]
+    if out.size != want:
         raise ValueError(f"{path}: truncated (wanted elements {lo}:{hi} of {shape[0]})")
     return out
 
