@@ -247,8 +247,8 @@ while done < full:  # count_values: distinct values up to the largest table, a c
     m = min(chunk.size, full - done)
     assert table.add(chunk[:m] + np.uint64(done))
     done += m
-assert not table.add(chunk + np.uint64(done))  # and one chunk more gives up
 entries = table.entries()
+assert not table.add(chunk + np.uint64(done))  # and one chunk more gives up
 del table
 merged = FrequencyTable(budget, expected=full)  # weights_of_counts: the entries merged, the counts made weights, a chunk looked up
 assert merged.add(*entries)

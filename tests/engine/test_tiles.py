@@ -171,15 +171,23 @@ def test_verification_never_maps_the_sketch(tmp_path, monkeypatch):
     assert not [p for p in mapped if p.endswith("sketch.npy")]
 
 
+def _weights_stage_dir(root, seed):
+    """A work directory as the weights stage finds it: random sets' values and offsets, the weights file to
+    fill, the splits' folder; returns the sets."""
+    from neardup.engine.tasks import SPLIT_DIR
+
+    sets = _random_sets(np.random.default_rng(seed), n=300)
+    save_array(root / "values.npy", sets.values)
+    save_array(root / "offsets.npy", sets.offsets)
+    np.lib.format.open_memmap(root / "weights.npy.tmp", mode="w+", dtype=np.float64, shape=sets.values.shape).flush()
+    (root / SPLIT_DIR).mkdir()
+    return sets
+
+
 def test_weights_from_splits_equal_idf_weights(tmp_path):
     from neardup.engine.tasks import SPLIT_DIR, assemble_weights, partition_frequencies, split_values
 
-    sets = _random_sets(np.random.default_rng(5), n=300)
-    save_array(tmp_path / "values.npy", sets.values)
-    save_array(tmp_path / "offsets.npy", sets.offsets)
-    np.lib.format.open_memmap(tmp_path / "weights.npy.tmp", mode="w+", dtype=np.float64,
-                              shape=sets.values.shape).flush()
-    (tmp_path / SPLIT_DIR).mkdir()
+    sets = _weights_stage_dir(tmp_path, seed=5)
     n, step = sets.values.size, 997
     spans = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
     assert len(spans) > 3
@@ -342,14 +350,9 @@ def test_headers_numpy_writes_are_parsed_without_numpys_reader(tmp_path, monkeyp
 def test_weights_counted_in_tables_equal_idf_weights(tmp_path):
     """The weights stage's table path: each span's values counted, the counts merged, the weights looked up
     (spans written in any order) equal the IDF weights to the bit."""
-    from neardup.engine.tasks import SPLIT_DIR, count_values, weights_of_counts
+    from neardup.engine.tasks import count_values, weights_of_counts
 
-    sets = _random_sets(np.random.default_rng(6), n=300)
-    save_array(tmp_path / "values.npy", sets.values)
-    save_array(tmp_path / "offsets.npy", sets.offsets)
-    np.lib.format.open_memmap(tmp_path / "weights.npy.tmp", mode="w+", dtype=np.float64,
-                              shape=sets.values.shape).flush()
-    (tmp_path / SPLIT_DIR).mkdir()
+    sets = _weights_stage_dir(tmp_path, seed=6)
     n = sets.values.size
     cuts = [0, n // 3, n // 2, n]
     spans = list(zip(cuts[:-1], cuts[1:]))

@@ -65,12 +65,24 @@ def test_a_table_gives_up_past_its_memory_and_refuses_misuse():
     assert table.max_entries == 1 << 15
     assert table.add(np.arange(1 << 15, dtype=np.uint64))  # exactly full
     assert not table.add(np.array([1 << 40], dtype=np.uint64))  # one more distinct value
+    with pytest.raises(ValueError, match="unusable"):  # what it holds is a part of what was added
+        table.lookup(np.array([1], dtype=np.uint64))
+    calls = []
+
+    def zero_after_the_first_block(c):
+        calls.append(c.size)
+        return c * (1.0 if len(calls) == 1 else 0.0)
+
+    for bad, message in ((zero_after_the_first_block, "all zero bits"), (lambda c: c.astype(np.float32), "8-byte")):
+        broken = FrequencyTable(1 << 24)
+        assert broken.add(np.arange(1, 200_000, dtype=np.uint64))  # slots over several of map_counts' blocks
+        with pytest.raises(ValueError, match=message):
+            broken.map_counts(bad)
+        with pytest.raises(ValueError, match="unusable"):
+            broken.lookup(np.array([1], dtype=np.uint64))
+    assert len(calls) == 2  # the first block was replaced, the second refused
     ok = FrequencyTable(1 << 20)
     assert ok.add(np.array([4, 4, 9], dtype=np.uint64))
-    with pytest.raises(ValueError, match="all zero bits"):
-        ok.map_counts(lambda c: c * 0.0)
-    with pytest.raises(ValueError, match="8-byte"):
-        ok.map_counts(lambda c: c.astype(np.float32))
     ok.map_counts(lambda c: c * 2.0)
     out = np.empty(3)
     assert ok.lookup(np.array([4, 9, 5], dtype=np.uint64), out) is out and out.tolist() == [4.0, 2.0, 0.0]

@@ -53,10 +53,12 @@ class FrequencyTable:
         self.slots = np.zeros(2 << self.bits, dtype=np.uint64)
         self.filled = 0
         self.items = np.dtype(np.uint64)  # what a used slot holds beside its value: a count until map_counts
+        self.usable = True  # False once add gave up or map_counts failed part-way
 
     def add(self, values: np.ndarray, amounts: np.ndarray | None = None) -> bool:
-        """Count ``values`` (each once, or ``amounts[i]`` times); False, the table then unusable, when that
-        takes more distinct values than :attr:`max_entries`."""
+        """Count ``values`` (each once, or ``amounts[i]`` times); False, the table then unusable (its other
+        operations refuse), when that takes more distinct values than :attr:`max_entries`."""
+        self._check("add")
         if self.items != np.uint64:
             raise ValueError("add: the counts were replaced (map_counts)")
         values = np.ascontiguousarray(values, dtype=np.uint64)
@@ -69,6 +71,7 @@ class FrequencyTable:
             if at == values.size:
                 return True
             if last:
+                self.usable = False
                 return False
             self.bits += 1  # half full: twice the slots, every entry moved to its slot there
             slots = np.zeros(2 << self.bits, dtype=np.uint64)
@@ -80,8 +83,13 @@ class FrequencyTable:
         """Distinct values the table can count: half its largest size's slots."""
         return 1 << (self.max_bits - 1)
 
+    def _check(self, operation: str) -> None:
+        if not self.usable:
+            raise ValueError(f"{operation}: the table is unusable (add gave up, or map_counts failed part-way)")
+
     def entries(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct values and their counts, in slot order (no more memory than the two arrays)."""
+        self._check("entries")
         keys = np.empty(self.filled, dtype=np.uint64)
         counts = np.empty(self.filled, dtype=np.uint64)
         _entries_loop(self.slots, keys, counts)
@@ -89,7 +97,8 @@ class FrequencyTable:
 
     def map_counts(self, of_counts: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace each count by ``of_counts`` of it (elementwise, e.g. the IDF weight of a document frequency;
-        8-byte items, none all zero bits), in place: :meth:`lookup` then gives items, :meth:`add` refuses.
+        8-byte items, none all zero bits), in place: :meth:`lookup` then gives items, :meth:`add` refuses. A
+        bad item leaves the table unusable (the blocks of slots before it were replaced).
 
         >>> t = FrequencyTable(2**20)
         >>> t.add(np.array([5, 7, 5], dtype=np.uint64))
@@ -98,10 +107,12 @@ class FrequencyTable:
         >>> t.lookup(np.array([5, 7, 9], dtype=np.uint64)).tolist()
         [1.0, 0.5, 0.0]
         """
+        self._check("map_counts")
         if self.items != np.uint64:
             raise ValueError("map_counts: the counts were already replaced")
         counts = self.slots[1::2]
         items = None
+        self.usable = False  # until every block is replaced
         for lo in range(0, counts.size, _MAP_BLOCK):  # a block of slots at a time: few temporaries
             block = counts[lo : lo + _MAP_BLOCK]
             used = np.flatnonzero(block)
@@ -116,10 +127,12 @@ class FrequencyTable:
             items = got.dtype
             block[used] = bits
         self.items = items if items is not None else np.dtype(np.uint64)
+        self.usable = True
 
     def lookup(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Each value's count (0 for a value never counted), or after :meth:`map_counts` its item (0 for a
         value never counted); into ``out`` (as long as ``values``, of the items' type) when given."""
+        self._check("lookup")
         values = np.ascontiguousarray(values, dtype=np.uint64)
         if out is None:
             out = np.empty(values.size, dtype=self.items)
