@@ -250,7 +250,7 @@ while done < full:  # count_values: distinct values up to the largest table, a c
 entries = table.entries()
 assert not table.add(chunk + np.uint64(done))  # and one chunk more gives up
 del table
-merged = FrequencyTable(budget, expected=full)  # weights_of_counts: the entries merged, the counts made weights, a chunk looked up
+merged = FrequencyTable(budget)  # weights_of_counts: the entries merged, the counts made weights, a chunk looked up
 assert merged.add(*entries)
 del entries
 merged.map_counts(lambda c: c * 0.5)

@@ -235,20 +235,33 @@ def weights_partition(root: str, part: int, parts: int, idf_power: float, span: 
     trim_heap()
 
 
+def _value_chunks(root: str, lo: int, hi: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Values ``lo:hi`` of the work directory's ``values.npy``, :data:`TABLE_CHUNK_VALUES` at a time (where each
+    chunk starts, the chunk), read into one buffer: a chunk is valid until the next."""
+    path, buffer = Path(root) / "values.npy", np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
+    for a in range(lo, hi, TABLE_CHUNK_VALUES):
+        yield a, read_rows(path, a, min(hi, a + TABLE_CHUNK_VALUES), buffer)
+
+
+def _counts_files(root: str, index: int) -> tuple[Path, Path]:
+    """Where split ``index`` of the weights stage's table path keeps its entries: values, counts."""
+    split = Path(root) / SPLIT_DIR
+    return split / f"{index:05d}.keys.npy", split / f"{index:05d}.counts.npy"
+
+
 def count_values(root: str, index: int, lo: int, hi: int, max_bytes: int) -> int:
     """Split ``index`` of the weights stage counted in a hash table: the document frequencies of values
     ``lo:hi`` of the work directory's ``values.npy``, written as the table's entries (``NNNNN.keys.npy`` and
     ``NNNNN.counts.npy`` in the splits' folder); returns their number, or -1 when the table would need more
     than ``max_bytes`` (the stage then counts by hash partition)."""
     table = FrequencyTable(max_bytes)
-    values, buffer = Path(root) / "values.npy", np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
-    for a in range(lo, hi, TABLE_CHUNK_VALUES):
-        if not table.add(read_rows(values, a, min(hi, a + TABLE_CHUNK_VALUES), buffer)):
+    for _, chunk in _value_chunks(root, lo, hi):
+        if not table.add(chunk):
             return -1
     keys, counts = table.entries()
     del table
-    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.keys.npy", keys)
-    save_array(Path(root) / SPLIT_DIR / f"{index:05d}.counts.npy", counts)
+    for path, array in zip(_counts_files(root, index), (keys, counts)):
+        save_array(path, array)
     trim_heap()
     return int(keys.size)
 
@@ -257,18 +270,14 @@ def weights_of_counts(root: str, lo: int, hi: int, n_splits: int, idf_power: flo
     """IDF weights of values ``lo:hi``, written there into ``weights.npy.tmp``, from every split's counts
     (:func:`count_values`) merged in one hash table; False, nothing written, when that table would need more
     than ``max_bytes``."""
-    split = Path(root) / SPLIT_DIR
-    table = FrequencyTable(max_bytes, expected=sum(array_shape(split / f"{i:05d}.keys.npy")[0] for i in range(n_splits)))
+    table = FrequencyTable(max_bytes)
     for i in range(n_splits):
-        if not table.add(load_array(split / f"{i:05d}.keys.npy", mmap=False),
-                         load_array(split / f"{i:05d}.counts.npy", mmap=False)):
+        if not table.add(*(load_array(path, mmap=False) for path in _counts_files(root, i))):
             return False
     n = corpus_size(root)
     table.map_counts(lambda df: idf_of_frequencies(df, n, idf_power))
-    values, buffer = Path(root) / "values.npy", np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
     weights = np.empty(TABLE_CHUNK_VALUES, dtype=np.float64)
-    for a in range(lo, hi, TABLE_CHUNK_VALUES):
-        chunk = read_rows(values, a, min(hi, a + TABLE_CHUNK_VALUES), buffer)
+    for a, chunk in _value_chunks(root, lo, hi):
         write_rows(Path(root) / "weights.npy.tmp", a, table.lookup(chunk, weights[: chunk.size]))
     trim_heap()
     return True

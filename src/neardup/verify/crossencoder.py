@@ -108,7 +108,6 @@ def diff_pair(a: str, b: str) -> tuple[str, str]:
     """
     wa, wb = _WORD.findall(a), _WORD.findall(b)
     fa, fb = [w.casefold() for w in wa], [w.casefold() for w in wb]
-
     sa, sb = set(fa), set(fb)
 
     def side(words: list[str], folded: list[str], lacks: set[str]) -> str:
@@ -256,5 +255,4 @@ def rerank_scores(texts: Sequence[str], left: np.ndarray, right: np.ndarray, cro
 
 
 __all__ = ["ALIGN_GAIN", "ALIGN_HEAD", "PAIR_FORMAT_FILE", "PAIR_VIEWS", "CrossEncoderScorer", "align_pair", "diff_pair",
-           "load_scorer",
-           "prepare_pairs", "read_pair_format", "rerank_scores", "write_pair_format"]
+           "load_scorer", "prepare_pairs", "read_pair_format", "rerank_scores", "write_pair_format"]

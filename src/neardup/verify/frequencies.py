@@ -43,13 +43,10 @@ class FrequencyTable:
     ([(5, 2), (7, 4)], [4, 2, 0])
     """
 
-    def __init__(self, max_bytes: int, expected: int = 0) -> None:
+    def __init__(self, max_bytes: int) -> None:
         #: Slots at most: the table and the one it grows from within ``max_bytes`` (24 bytes a slot).
         self.max_bits = max(_FIRST_BITS, (max_bytes // 24).bit_length() - 1)
-        # ``expected`` distinct values fit without growing. (Values that come in slot order, as another
-        # table's entries do, must not fill a smaller table that grows: they would all probe its first
-        # slots.)
-        self.bits = min(self.max_bits, max(_FIRST_BITS, (4 * expected - 1).bit_length()))
+        self.bits = _FIRST_BITS
         self.slots = np.zeros(2 << self.bits, dtype=np.uint64)
         self.filled = 0
         self.items = np.dtype(np.uint64)  # what a used slot holds beside its value: a count until map_counts
@@ -57,12 +54,20 @@ class FrequencyTable:
 
     def add(self, values: np.ndarray, amounts: np.ndarray | None = None) -> bool:
         """Count ``values`` (each once, or ``amounts[i]`` times); False, the table then unusable (its other
-        operations refuse), when that takes more distinct values than :attr:`max_entries`."""
+        operations refuse), when that takes more distinct values than :attr:`max_entries`. With ``amounts``
+        (another table's entries, each value once) the table first grows to hold them all: entries come in
+        slot order, and a smaller table growing under them would send every value to its first slots."""
         self._check("add")
         if self.items != np.uint64:
             raise ValueError("add: the counts were replaced (map_counts)")
         values = np.ascontiguousarray(values, dtype=np.uint64)
-        amounts = np.empty(0, np.uint64) if amounts is None else np.ascontiguousarray(amounts, dtype=np.uint64)
+        if amounts is None:
+            amounts = np.empty(0, np.uint64)
+        else:
+            amounts = np.ascontiguousarray(amounts, dtype=np.uint64)
+            room = min(self.max_bits, (4 * (self.filled + values.size) - 1).bit_length())
+            if room > self.bits:
+                self._resize(room)
         at = 0
         while True:
             last = self.bits == self.max_bits
@@ -73,10 +78,13 @@ class FrequencyTable:
             if last:
                 self.usable = False
                 return False
-            self.bits += 1  # half full: twice the slots, every entry moved to its slot there
-            slots = np.zeros(2 << self.bits, dtype=np.uint64)
-            _move_loop(self.slots, slots, np.uint64(64 - self.bits))
-            self.slots = slots
+            self._resize(self.bits + 1)  # a quarter full: twice the slots
+
+    def _resize(self, bits: int) -> None:
+        """``2**bits`` slots, every entry moved to its slot there."""
+        slots = np.zeros(2 << bits, dtype=np.uint64)
+        _move_loop(self.slots, slots, np.uint64(64 - bits))
+        self.slots, self.bits = slots, bits
 
     @property
     def max_entries(self) -> int:
