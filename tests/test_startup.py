@@ -91,6 +91,18 @@ def test_a_small_dedup_loads_no_validation_library(tmp_path):
                 if line.startswith("import time:")}
     assert {"neardup", "numpy", "pyarrow"} <= imported
     assert "pydantic" not in imported and "pydantic_core" not in imported
+    assert "tqdm" not in imported  # --quiet: no bar, so no tqdm (neardup.progress)
+
+
+def test_a_run_that_shows_progress_draws_tqdm_bars(tmp_path):
+    """The other side of the quiet run above: without ``--quiet`` the stages draw tqdm bars on stderr."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
+    code = ("import sys, neardup; neardup.dedup(sys.argv[1], engine='local', output=sys.argv[2], progress=True); "
+            "print('tqdm' in sys.modules)")
+    proc = _python("-c", code, str(example), str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True"]
+    assert "reading + representing" in proc.stderr and "doc" in proc.stderr
 
 
 def test_every_public_name_still_resolves():

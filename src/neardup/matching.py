@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import resolve
@@ -32,6 +31,7 @@ from neardup.config import ConfigError, DedupConfig, ReadConfig
 from neardup.io.read import InputError, iter_batches, read_corpus
 from neardup.methods.base import KeyedMethod, Method, Representation, VectorMethod
 from neardup.pipeline import prepare
+from neardup.progress import progress_bar
 from neardup.results import MatchResult
 from neardup.text.shingle import ShingleSets
 from neardup.verify.overlap import idf
@@ -147,7 +147,7 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
     out_c: list[str] = []
     out_s: list[np.ndarray] = []
     n_corpus = n_candidates = 0
-    bar = tqdm(desc="matching corpus", unit="doc", disable=not progress, leave=False)
+    bar = progress_bar(progress, desc="matching corpus", unit="doc", leave=False)
     for batch in iter_batches(corpus, read, batch_docs):
         n_corpus += len(batch)
         rep = method.represent([d.text for d in batch], read.max_chars)

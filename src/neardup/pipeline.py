@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import needs_corpus, resolve
@@ -23,6 +22,7 @@ from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
 from neardup.methods.base import Representation
+from neardup.progress import progress_bar
 from neardup.represent.embeddings import Embeddings
 from neardup.results import DedupResult
 from neardup.text.shingle import ShingleSets
@@ -89,7 +89,7 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     n = len(corpus)
     parts: list[Representation] = []
     t0 = time.perf_counter()
-    with tqdm(total=n, desc="representing", unit="doc", disable=not progress, leave=False) as bar:
+    with progress_bar(progress, total=n, desc="representing", unit="doc", leave=False) as bar:
         for start in range(0, max(n, 1), batch_size):  # an empty corpus is one empty batch
             parts.append(method.represent(corpus.texts[start : start + batch_size], limit))
             bar.update(len(parts[-1]))

@@ -41,19 +41,21 @@ def optimal_bands_rows(threshold: float, num_perm: int, fp_weight: float = 0.5,
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    # Every (bands, rows) with bands * rows <= num_perm, bands-major: the order ties are broken in.
+    bands = np.repeat(np.arange(1, num_perm + 1), num_perm // np.arange(1, num_perm + 1))
+    rows = np.concatenate([np.arange(1, num_perm // b + 1) for b in range(1, num_perm + 1)])
     grid_lo = np.linspace(0.0, threshold, 201)
     grid_hi = np.linspace(threshold, 1.0, 201)
-    best: tuple[float, int, int] | None = None
-    for bands in range(1, num_perm + 1):
-        max_rows = num_perm // bands
-        for rows in range(1, max_rows + 1):
-            fp = np.trapezoid(collision_probability(grid_lo, bands, rows), grid_lo)
-            fn = np.trapezoid(1.0 - collision_probability(grid_hi, bands, rows), grid_hi)
-            err = fp_weight * fp + fn_weight * fn
-            if best is None or err < best[0] - 1e-12:
-                best = (float(err), bands, rows)
-    assert best is not None
-    return best[1], best[2]
+    fp = np.trapezoid(collision_probability(grid_lo, bands[:, None], rows[:, None]), grid_lo, axis=1)
+    fn = np.trapezoid(1.0 - collision_probability(grid_hi, bands[:, None], rows[:, None]), grid_hi, axis=1)
+    errors = (fp_weight * fp + fn_weight * fn).tolist()
+    # The first plan whose error is below the best so far by more than 1e-12 (not merely the argmin:
+    # plans within rounding of each other keep the earlier one).
+    best = 0
+    for i, err in enumerate(errors):
+        if err < errors[best] - 1e-12:
+            best = i
+    return int(bands[best]), int(rows[best])
 
 
 def lsh_plan(config: MinHashConfig, threshold: float) -> tuple[int, int]:

@@ -40,7 +40,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
@@ -57,6 +56,7 @@ from neardup.jit import pays
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
+from neardup.progress import progress_bar
 from neardup.verify.overlap import doc_weight_totals
 
 
@@ -147,9 +147,9 @@ class ShardedRun(abc.ABC):
             stop_pool(self._pool, now)
             self._pool = None
 
-    def bar(self, total: int | None, desc: str, unit: str = "doc") -> tqdm:
+    def bar(self, total: int | None, desc: str, unit: str = "doc") -> Any:
         """A progress bar (silent unless the engine shows progress)."""
-        return tqdm(total=total, desc=desc, unit=unit, disable=not self.engine.progress, leave=False)
+        return progress_bar(self.engine.progress, total=total, desc=desc, unit=unit, leave=False)
 
     def timed(self, name: str, t0: float) -> None:
         """Add the seconds since ``t0`` to stage ``name``; hand the stage's temporaries back."""

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import resolve
@@ -49,6 +48,7 @@ from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.eval.tune import data_warnings, pair_labels
 from neardup.methods.base import KeyedMethod, VectorMethod
 from neardup.pipeline import Prepared, prepare
+from neardup.progress import progress_bar
 from neardup.results import DedupResult
 from neardup.verify.overlap import SCORES as SET_SCORES
 
@@ -240,7 +240,7 @@ class _Search:
         self.skipped_for_budget: dict[str, list[str]] = {}
         self.seconds = dict.fromkeys(_PARTS, 0.0)
         self.rep_seconds: dict[str, float] = {}
-        self.bar = tqdm(desc="tuning", unit="cell", disable=not progress, leave=False)
+        self.bar = progress_bar(progress, desc="tuning", unit="cell", leave=False)
         self.reps = self._representations()
         self.clusters = self._clusters()
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from neardup import methods
 from neardup.calibrate import resolve
@@ -37,6 +36,7 @@ from neardup.cluster import cluster_pairs
 from neardup.config import ConfigError, DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.pipeline import Prepared, candidate_pairs, prepare
+from neardup.progress import progress_bar
 from neardup.results import DedupResult
 
 def default_grid(method: str) -> list[float]:
@@ -85,7 +85,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
     prep = prep or prepare(data.corpus, base, progress=progress)
     trials: list[Trial] = []
     settings = candidate_settings(base)
-    bar = tqdm(total=len(settings) * len(grid), desc="tuning", unit="trial", disable=not progress, leave=False)
+    bar = progress_bar(progress, total=len(settings) * len(grid), desc="tuning", unit="trial", leave=False)
     for setting in settings:
         loosest = base.replace(threshold=grid[0], **setting)
         t0 = time.perf_counter()

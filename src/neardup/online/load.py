@@ -22,11 +22,10 @@ from concurrent.futures import Future
 from itertools import chain
 from typing import Any
 
-from tqdm import tqdm
-
 from neardup.config import ReadConfig
 from neardup.io.read import Document, InputError, iter_batches
 from neardup.online.detector import ConflictError, Detector, InvalidDocument, PreparedDoc
+from neardup.progress import progress_bar
 
 DEFAULT_BATCH = 500
 
@@ -66,7 +65,7 @@ def load(detector: Detector, path: str | os.PathLike[str], read: ReadConfig | No
         batches = _calibrate(detector, batches)
         run.preparer = detector.preparer
     t0 = time.perf_counter()
-    with tqdm(desc="loading", unit=" docs", disable=not progress, mininterval=1.0) as run.bar:
+    with progress_bar(progress, desc="loading", unit=" docs", mininterval=1.0) as run.bar:
         if not workers:
             for batch in batches:
                 run.decide(batch, run.prepare(batch))
