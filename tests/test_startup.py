@@ -123,3 +123,22 @@ def test_every_public_name_still_resolves():
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no_such_name"):
         neardup.no_such_name  # noqa: B018
+
+
+def test_a_command_runs_from_a_tree_of_itself_alone():
+    """``neardup NAME ...`` builds only NAME (``neardup.cli.main``): its help is the same as in the whole tree,
+    and the other commands' modules are not even imported."""
+    from typer.testing import CliRunner
+
+    from neardup.cli import COMMANDS, app, build_app
+
+    runner = CliRunner()
+    for name in COMMANDS:
+        alone = runner.invoke(build_app(name), [name, "--help"], prog_name="neardup")
+        whole = runner.invoke(app, [name, "--help"], prog_name="neardup")
+        assert alone.exit_code == whole.exit_code == 0, name
+        assert alone.output == whole.output and f"neardup {name}" in alone.output, name
+    loaded = set(_loaded("from neardup.cli import main\ntry:\n    main(['dedup', '--help'])\nexcept SystemExit as e:\n"
+                         "    assert e.code == 0, e"))
+    assert "neardup.cli.dedup" in loaded
+    assert not loaded & {"neardup.cli.train", "neardup.cli.online", "neardup.cli.evaluate", "neardup.cli.bench"}

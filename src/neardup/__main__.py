@@ -1,5 +1,5 @@
 """``python -m neardup``: the command line."""
 
-from neardup.cli import app
+from neardup.cli import main
 
-app(prog_name="neardup")
+main()
