@@ -379,9 +379,9 @@ class RETSimEncoder(Encoder):
         lengths = self._check(texts, allow)
         counts = np.fromiter((chunk_count(int(n), pad_chunks=pad_chunks) for n in lengths), np.int64, len(texts))
         total = int(counts.sum())
-        from tqdm.auto import tqdm
+        from neardup.progress import progress_bar
 
-        with tqdm(total=total, unit="chunk", desc=self.name, disable=not progress) as pbar:
+        with progress_bar(progress, total=total, unit="chunk", desc=self.name) as pbar:
             lo = 0
             while lo < len(texts):
                 hi, acc = lo, 0

@@ -124,7 +124,8 @@ def run_loop(module: Any, batches: Sequence[Any], loss_fn: Callable[[Any], Any],
     checkpoint is written in every case).
     """
     import torch
-    from tqdm.auto import tqdm
+
+    from neardup.progress import progress_bar
 
     total = len(batches)
     if total == 0:
@@ -176,7 +177,7 @@ def run_loop(module: Any, batches: Sequence[Any], loss_fn: Callable[[Any], Any],
         old_term = None
     t0 = time.time()
     step_times: list[float] = []
-    bar = tqdm(total=total, initial=step, desc=cfg.desc, unit="step", disable=not cfg.progress, leave=True)
+    bar = progress_bar(cfg.progress, total=total, initial=step, desc=cfg.desc, unit="step", leave=True)
     module.train()
     try:
         while step < total:
