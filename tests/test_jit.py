@@ -12,7 +12,7 @@ from neardup.engine import tasks
 from neardup.engine.tiles import _Joined
 from neardup.text import shingle
 from neardup.text.shingle import ShingleSets
-from neardup.verify import overlap
+from neardup.verify import overlap, passages
 
 
 @pytest.fixture
@@ -96,6 +96,59 @@ def test_grouping_loops_equal_radix_sort(compiled_loops, parts):
     assert np.array_equal(got, ref) and np.array_equal(counts, ref_counts)
     assert np.array_equal(back, tasks.ungrouped(values, parts, items))
     assert np.array_equal(tasks.ungrouped(values, parts, got), values)  # the inverse
+
+
+# Texts of few distinct words, so that pairs share many runs (and grams repeat past the cap on their
+# matches); with ASCII and non-ASCII words (the latter chosen by normalization) and hyphen breaks.
+_WORDS = ["oil", "Oil", "fell", "in", "London", "3%", "rose", "café", "ＯＩＬ", "the-\nend", "a", "a", "a", "e\u0301",
+          "a\u200bb", "Straße", "中文", "😀", "x_y", "-\n", "ﬁ"]
+passage_texts = st.lists(st.lists(st.sampled_from(_WORDS), max_size=80).map(" ".join), min_size=1, max_size=8)
+
+
+@given(passage_texts, st.data(), st.integers(1, 4), st.integers(1, 4))
+@settings(max_examples=150, deadline=None)
+def test_passage_loops_equal_numpy(docs, data, max_passages, min_words):
+    import os
+    index = st.integers(0, len(docs) - 1)
+    pairs = data.draw(st.lists(st.tuples(index, index), min_size=1, max_size=12))
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    found = []
+    try:
+        for on in ("0", "1"):
+            os.environ["NEARDUP_JIT"] = on
+            w = passages.words_of(docs)
+            found.append(([w.hashes, w.starts, w.ends, w.offsets, w.exact],
+                          passages.passages(docs, a, b, max_passages=max_passages, min_words=min_words)))
+    finally:
+        del os.environ["NEARDUP_JIT"]
+    (ref_words, ref), (got_words, got) = found
+    assert all(np.array_equal(x, y) for x, y in zip(ref_words, got_words))
+    assert ref == got
+
+
+def test_raw_word_table_equals_the_raw_word_pattern_at_every_code_point():
+    table = passages._raw_word_table(0x110000)
+    assert table.size == 0x110000
+    assert all(bool(passages._RAW_WORD_RE.fullmatch(chr(c))) == table[c] for c in range(0x110000))
+
+
+def test_passage_loops_cap_repeated_grams_and_runs_tried_as_numpy_does(compiled_loops):
+    """Long texts of four words: every gram repeats far past the matches kept of it, and a pair holds far
+    more runs than are tried."""
+    rng = np.random.default_rng(1)
+    docs = [" ".join(rng.choice(["oil", "fell", "in", "London"], size=n)) for n in (3000, 2500, 40, 0)]
+    docs.append(" ".join(["oil"] * 500))
+    # with itself: 256 runs of "oil" overlap the first one taken; the run of the ten words after them is
+    # the 257th, one past those tried (244 "oil"s: the 256th, and a second passage)
+    tail = " ".join(f"u{i}" for i in range(10))
+    docs += [" ".join(["oil"] * 245 + [tail]), " ".join(["oil"] * 244 + [tail])]
+    a, b = np.array([0, 1, 0, 4, 2, 3, 5, 6]), np.array([1, 0, 4, 4, 0, 1, 5, 6])
+    got = passages.passages(docs, a, b, max_passages=5)
+    compiled_loops(False)
+    ref = passages.passages(docs, a, b, max_passages=5)
+    assert got == ref
+    assert sum(map(len, got)) >= 15  # the random texts share passages, and "oil" x500 shares with itself
+    assert (len(got[6]), len(got[7])) == (1, 2)
 
 
 def test_pays_follows_size_and_switch(monkeypatch):

@@ -83,9 +83,9 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
     ([{'view': 'word 4-grams', 'score': 0.9}], [(0, 11, 'the cat sat')])
     """
     left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
-    names = [name for name, _ in views]
-    values = [np.asarray(v, dtype=np.float64).tolist() for _, v in views]
-    spans: list[list[dict[str, Any]]] = []
+    found_per_pair: list[int] = []  # passages of each pair, and the columns of all of them
+    columns: tuple[list[int], list[int], list[int], list[int], list[int], list[str]] = ([], [], [], [], [], [])
+    left_start, left_end, right_start, right_end, words, text = columns
 
     def block(a: np.ndarray, b: np.ndarray, read: dict[int, str] | None = None) -> None:
         docs, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
@@ -99,15 +99,35 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
             return
         ia, ib = inverse[: a.size], inverse[a.size :]
         for k, found in enumerate(passages(texts, ia, ib)):
-            spans.append(_spans(texts[ia[k]], found))
+            found_per_pair.append(len(found))
+            text_a = texts[ia[k]]
+            for p in found:
+                left_start.append(p.left_start)
+                left_end.append(p.left_end)
+                right_start.append(p.right_start)
+                right_end.append(p.right_end)
+                words.append(p.words)
+                text.append(text_a[p.left_start : p.left_end][:PASSAGE_TEXT_CHARS])
 
     for lo in range(0, left.size, PAIRS_PER_BLOCK):
         block(left[lo : lo + PAIRS_PER_BLOCK], right[lo : lo + PAIRS_PER_BLOCK])
-    view_rows = [[{"view": n, "score": v[k]} for n, v in zip(names, values)] for k in range(len(spans))]
+    n = left.size
+    spans = pa.StructArray.from_arrays([pa.array(c, f.type) for c, f in zip(columns, _SPAN)], fields=list(_SPAN))
+    scores_of_views = np.stack([np.asarray(v, dtype=np.float64) for _, v in views], axis=1).ravel() if views \
+        else np.empty(0, dtype=np.float64)
+    view_values = pa.StructArray.from_arrays([pa.array([name for name, _ in views] * n, pa.string()),
+                                              pa.array(scores_of_views)], fields=list(_VIEW))
     return pa.table({"left": pa.array(list(left_ids), pa.string()), "right": pa.array(list(right_ids), pa.string()),
                      "score": pa.array(np.asarray(scores, dtype=np.float64)),
-                     "views": pa.array(view_rows, pa.list_(_VIEW)), "spans": pa.array(spans, pa.list_(_SPAN))},
+                     "views": _lists(np.full(n, len(views), dtype=np.int64), view_values, _VIEW),
+                     "spans": _lists(np.asarray(found_per_pair, dtype=np.int64), spans, _SPAN)},
                     schema=EVIDENCE_SCHEMA)
+
+
+def _lists(counts: np.ndarray, values: pa.Array, item: pa.DataType) -> pa.Array:
+    """A list column: row ``i`` holds the next ``counts[i]`` of ``values``."""
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), values, type=pa.list_(item))
 
 
 def write_evidence(path: str | os.PathLike[str], tables: Iterable[pa.Table]) -> None:

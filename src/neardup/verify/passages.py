@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neardup.jit import compiled, pays
 from neardup.text.normalize import INVISIBLE, normalize, normalize_words
 
 #: Passages kept per pair, and the fewest words one holds (texts shorter than this: their length).
@@ -46,8 +47,11 @@ _LOWER[65:91] += 32
 _HYPHEN_BREAK_RE = re.compile(r"-[ \t]*\r?\n[ \t]*")  # as neardup.text.normalize joins words
 # A raw word: letters and digits, with the invisible characters and combining marks normalization
 # removes or composes inside it.
+_COMBINING = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
 _RAW_WORD_RE = re.compile("(?:[^\\W_]|[" + re.escape("".join(sorted(INVISIBLE)))
-                          + "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+")
+                          + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _COMBINING) + "])+")
+# Whether each code point is a raw word character (as _RAW_WORD_RE reads it), grown on demand.
+_RAW_WORD = np.zeros(0, dtype=bool)
 # Word hashes: a polynomial in an odd base over the word's UTF-8 bytes (odd numbers are invertible modulo
 # 2**64, so every word's hash comes from one prefix sum), then mixed with its length.
 _BASE = 0x100000001B3
@@ -147,16 +151,21 @@ def _breaks(text: str, ends: np.ndarray) -> list[int]:
     return [int(i) for i, s in zip(k.tolist(), at) if i + 1 < ends.size and ends[i] == s]
 
 
-def _ascii_words(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The words of ASCII texts, all at once: hashes, raw starts and ends (in their text), text of each word.
+def _ascii_words(texts: list[str], loops: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The words of ASCII texts, all at once: hashes, raw starts and ends (in their text), text of each word
+    (``loops``: read by the compiled loop).
 
     The texts are joined by NUL (not a word character, and no hyphen break spans it) and read in one pass.
     """
     joined = "\0".join(texts)
-    data = _LOWER[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
-    edges = np.diff(np.concatenate(([0], _ASCII_WORD[data.astype(np.uint8)].astype(np.int8), [0])))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    hashes = _hash_words(data, starts, ends)
+    raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    if loops:
+        hashes, starts, ends = _ascii_words_loop(raw, _ASCII_WORD, _LOWER)
+    else:
+        data = _LOWER[raw]
+        edges = np.diff(np.concatenate(([0], _ASCII_WORD[raw].astype(np.int8), [0])))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        hashes = _hash_words(data, starts, ends)
     joins = _breaks(joined, ends)
     if joins:  # hash the joined words; each takes the end of the next
         low = joined.lower()
@@ -170,6 +179,45 @@ def _ascii_words(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     doc = np.searchsorted(text_starts, starts, "right") - 1
     base = text_starts[doc]
     return hashes, (starts - base).astype(np.int64), (ends - base).astype(np.int64), doc
+
+
+@compiled
+def _ascii_words_loop(raw: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_ascii_words`' reading of the joined bytes ``raw`` in one pass: each word's hash (as
+    :func:`_hash_words` computes it, from the lower-cased bytes ``lower[raw]``), start and end."""
+    n = raw.size
+    count = 0
+    inside = False
+    for t in range(n):
+        w = word[raw[t]]
+        if w and not inside:
+            count += 1
+        inside = w
+    hashes = np.empty(count, dtype=np.uint64)
+    starts = np.empty(count, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    base = np.uint64(_BASE)
+    k = 0
+    t = 0
+    while t < n:
+        if not word[raw[t]]:
+            t += 1
+            continue
+        s = t
+        h = np.uint64(0)
+        power = np.uint64(1)
+        while t < n and word[raw[t]]:
+            h += lower[raw[t]] * power
+            power *= base
+            t += 1
+        h += np.uint64(t - s) * np.uint64(_GRAM[3])
+        h ^= h >> np.uint64(31)
+        h *= np.uint64(_GRAM[1])
+        hashes[k] = h ^ (h >> np.uint64(29))
+        starts[k] = s
+        ends[k] = t
+        k += 1
+    return hashes, starts, ends
 
 
 def _unicode_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -191,6 +239,104 @@ def _unicode_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _hash_strings(words), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
+def _raw_word_table(size: int) -> np.ndarray:
+    """Whether each code point below ``size`` is a raw word character (one that ``_RAW_WORD_RE`` matches)."""
+    global _RAW_WORD
+    if size > _RAW_WORD.size:
+        size = min(1 << max(size - 1, 255).bit_length(), 0x110000)
+        table = np.fromiter((c.isalnum() for c in map(chr, range(size))), dtype=bool, count=size)
+        for lo, hi in _COMBINING:
+            table[lo : min(hi + 1, size)] = True
+        table[[ord(c) for c in INVISIBLE if ord(c) < size]] = True
+        _RAW_WORD = table
+    return _RAW_WORD
+
+
+def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`_unicode_words` of each text, read together: the raw words of all texts found by a compiled
+    loop over their code points, which also hashes the ASCII ones; each distinct other raw word normalized
+    once. A text with a hyphen at a line break is read by :func:`_unicode_words` itself."""
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(texts)
+    batch = []
+    for i, t in enumerate(texts):
+        if "-" in t and "\n" in t and any(0 < m.start() and m.end() < len(t) and _is_word_char(t[m.start() - 1])
+                                          and _is_word_char(t[m.end()]) for m in _HYPHEN_BREAK_RE.finditer(t)):
+            out[i] = _unicode_words(t)  # words joined across a line break (as :func:`_breaks` finds them)
+        else:
+            batch.append(i)
+    if batch:
+        joined = "\0".join(texts[i] for i in batch)
+        cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        hashes, starts, ends, plain = _raw_words_loop(cps, _raw_word_table(int(cps.max(initial=0)) + 1), _LOWER)
+        odd = np.flatnonzero(~plain)
+        cache: dict[str, list[str]] = {}
+        normalized = []
+        for lo, hi in zip(starts[odd].tolist(), ends[odd].tolist()):
+            raw = joined[lo:hi]
+            words = cache.get(raw)
+            if words is None:
+                words = cache[raw] = normalize_words(raw)
+            normalized.append(words)
+        counts = np.ones(starts.size, dtype=np.int64)  # words of each raw word (its normalized words for the odd)
+        counts[odd] = [len(words) for words in normalized]
+        first = np.cumsum(counts) - counts
+        hashes, starts, ends = np.repeat(hashes, counts), np.repeat(starts, counts), np.repeat(ends, counts)
+        hashes[_expand(first[odd], counts[odd])[0]] = _hash_strings([w for words in normalized for w in words])
+        text_starts = np.cumsum([0] + [len(texts[i]) + 1 for i in batch[:-1]])
+        bounds = np.searchsorted(starts, text_starts).tolist() + [starts.size]
+        for k, i in enumerate(batch):
+            lo, hi, base = bounds[k], bounds[k + 1], int(text_starts[k])
+            out[i] = (hashes[lo:hi], starts[lo:hi] - base, ends[lo:hi] - base)
+    return out  # type: ignore[return-value]
+
+
+@compiled
+def _raw_words_loop(cps: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_unicode_words_many`' reading of the code points ``cps``: each raw word's start, end, whether
+    it is all ASCII (``plain``) and, if so, its hash (as :func:`_ascii_words_loop` computes it)."""
+    n = cps.size
+    count = 0
+    inside = False
+    for t in range(n):
+        w = word[cps[t]]
+        if w and not inside:
+            count += 1
+        inside = w
+    hashes = np.zeros(count, dtype=np.uint64)
+    starts = np.empty(count, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    plain = np.empty(count, dtype=np.bool_)
+    base = np.uint64(_BASE)
+    k = 0
+    t = 0
+    while t < n:
+        if not word[cps[t]]:
+            t += 1
+            continue
+        s = t
+        ascii_only = True
+        h = np.uint64(0)
+        power = np.uint64(1)
+        while t < n and word[cps[t]]:
+            c = cps[t]
+            if c < 128:
+                h += lower[c] * power
+                power *= base
+            else:
+                ascii_only = False
+            t += 1
+        if ascii_only:
+            h += np.uint64(t - s) * np.uint64(_GRAM[3])
+            h ^= h >> np.uint64(31)
+            h *= np.uint64(_GRAM[1])
+            hashes[k] = h ^ (h >> np.uint64(29))
+        starts[k] = s
+        ends[k] = t
+        plain[k] = ascii_only
+        k += 1
+    return hashes, starts, ends, plain
+
+
 def words_of(texts: Sequence[str]) -> Words:
     """Texts (each's first :data:`MAX_CHARS` characters) as normalized words with raw offsets.
 
@@ -199,19 +345,24 @@ def words_of(texts: Sequence[str]) -> Words:
     ([0, 5, 18, 0, 11], [3, 17, 21, 10, 12], [0, 3, 5], True)
     """
     cut = [t[:MAX_CHARS] for t in texts]
+    loops = pays(sum(map(len, cut)))
     exact = np.fromiter((t.isascii() for t in cut), dtype=bool, count=len(cut))
     ascii_docs = np.flatnonzero(exact)
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     if ascii_docs.size:
-        hashes, starts, ends, doc = _ascii_words([cut[i] for i in ascii_docs])
+        hashes, starts, ends, doc = _ascii_words([cut[i] for i in ascii_docs], loops)
         bounds = np.searchsorted(doc, np.arange(ascii_docs.size + 1))
         if ascii_docs.size == len(cut):  # all ASCII: already in order
             return Words(hashes, starts, ends, bounds.astype(np.int64), exact)
         for k, d in enumerate(ascii_docs.tolist()):
             lo, hi = bounds[k], bounds[k + 1]
             parts[d] = (hashes[lo:hi], starts[lo:hi], ends[lo:hi])
-    for d in np.flatnonzero(~exact).tolist():
-        parts[d] = _unicode_words(cut[d])
+    others = np.flatnonzero(~exact).tolist()
+    if loops:
+        parts.update(zip(others, _unicode_words_many([cut[d] for d in others])))
+    else:
+        for d in others:
+            parts[d] = _unicode_words(cut[d])
     order = [parts[d] for d in range(len(cut))]
     counts = [p[0].size for p in order]
     cat = (lambda i, dtype: np.concatenate([p[i] for p in order]).astype(dtype)) if order else \
@@ -299,12 +450,25 @@ def passages(texts: Sequence[str], a: np.ndarray, b: np.ndarray, words: Words | 
         return out
     counts = w.counts
     k_of = np.minimum(np.minimum(counts[a], counts[b]), min_words)  # shorter texts: runs as long as they are
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    loops = pays(int(lengths[a].sum() + lengths[b].sum()))  # the characters of the pairs' texts
     for k in np.unique(k_of[k_of > 0]).tolist():
         group = np.flatnonzero(k_of == k)
-        pair, ia, jb, length = _runs(w, a[group], b[group], int(k))
+        if loops:
+            grams, goff = _kgrams(w, int(k))
+            pair, ia, jb, length = _runs_loop(grams, goff, a[group], b[group], int(k), _MAX_RUNS_TRIED, _MAX_REPEATS)
+        else:
+            pair, ia, jb, length = _runs(w, a[group], b[group], int(k))
         starts = np.flatnonzero(np.concatenate(([True], np.diff(pair) != 0))) if pair.size else pair
         bounds = np.append(starts, pair.size)
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        segments = np.arange(starts.size)
+        if loops:  # pairs of ASCII texts chosen by the compiled loop; the others below, checked by normalization
+            exact = (w.exact[a] & w.exact[b])[group]
+            taken = _choose_loop(bounds, ia, jb, length, max_passages) & exact[pair]
+            _add_passages(out, w, a[group], b[group], group, pair[taken], ia[taken], jb[taken], length[taken])
+            segments = np.flatnonzero(~exact[pair[starts]])
+        for seg in segments.tolist():
+            lo, hi = int(bounds[seg]), int(bounds[seg + 1])
             p = int(group[pair[lo]])
             out[p] = _choose(texts, w, int(a[p]), int(b[p]), ia[lo:hi], jb[lo:hi], length[lo:hi], max_passages)
     return out
@@ -331,6 +495,112 @@ def _choose(texts: Sequence[str], w: Words, a: int, b: int, ia: np.ndarray, jb: 
         if len(out) >= max_passages:
             break
     return out
+
+
+def _add_passages(out: list[list[Passage]], w: Words, a: np.ndarray, b: np.ndarray, group: np.ndarray,
+                  pair: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray) -> None:
+    """Append the runs ``(pair, ia, jb, length)`` (pairs ``(a, b)``, in the order to keep) to ``out`` as
+    passages, at their words' raw offsets."""
+    oa, ob = w.offsets[a[pair]] + ia, w.offsets[b[pair]] + jb
+    rows = zip(group[pair].tolist(), w.starts[oa].tolist(), w.ends[oa + length - 1].tolist(), w.starts[ob].tolist(),
+               w.ends[ob + length - 1].tolist(), length.tolist())
+    for p, ls, le, rs, re_, n in rows:
+        out[p].append(Passage(ls, le, rs, re_, n))
+
+
+@compiled
+def _runs_loop(grams: np.ndarray, goff: np.ndarray, a: np.ndarray, b: np.ndarray, k: int, max_runs: int,
+               max_repeats: int) -> tuple[np.ndarray, ...]:
+    """:func:`_runs` pair by pair, each pair's first ``max_runs`` runs only (all :func:`passages` tries):
+    a gram of ``a`` meets the first ``max_repeats`` places of its hash in ``b`` (a stable sort of ``b``'s
+    grams and binary searches), the meetings sorted by diagonal and position become runs, and the runs are
+    ordered longest first, then by their start in ``a``, then by diagonal (the NumPy code's order)."""
+    cap = 1024
+    out = np.empty((cap, 4), dtype=np.int64)
+    w = 0
+    meet_i = np.empty(cap, dtype=np.int64)
+    meet_key = np.empty(cap, dtype=np.int64)
+    for p in range(a.size):
+        a0, b0 = goff[a[p]], goff[b[p]]
+        na, nb = goff[a[p] + 1] - a0, goff[b[p] + 1] - b0
+        if na == 0 or nb == 0:
+            continue
+        gb = grams[b0 : b0 + nb]
+        order = np.argsort(gb, kind="mergesort")
+        sorted_b = gb[order]
+        m = 0
+        for i in range(na):
+            g = grams[a0 + i]
+            lo = np.searchsorted(sorted_b, g, side="left")
+            hi = np.searchsorted(sorted_b, g, side="right")
+            hi = min(hi, lo + max_repeats)
+            if m + hi - lo > meet_key.size:
+                size = max(2 * meet_key.size, m + hi - lo)
+                grown = np.empty(size, dtype=np.int64)
+                grown[:m] = meet_key[:m]
+                meet_key = grown
+                meet_i = np.empty(size, dtype=np.int64)
+            for t in range(lo, hi):  # by diagonal (i - j + nb, from 1 to na + nb - 1), then position
+                meet_key[m] = (i - order[t] + nb) * na + i
+                m += 1
+        if m == 0:
+            continue
+        keys = np.sort(meet_key[:m])
+        # runs: consecutive positions on one diagonal; keyed longest first, then start, then diagonal
+        longest = na + k - 1
+        span = na + nb
+        r = 0
+        start = 0
+        for t in range(1, m + 1):
+            if t == m or keys[t] != keys[t - 1] + 1 or keys[t] // na != keys[t - 1] // na:
+                i0 = keys[start] % na
+                diagonal = keys[start] // na
+                length = t - start + k - 1
+                meet_i[r] = ((longest - length) * na + i0) * span + diagonal
+                r += 1
+                start = t
+        runs = np.sort(meet_i[:r])
+        take = min(r, max_runs)
+        if w + take > out.shape[0]:
+            grown2 = np.empty((max(2 * out.shape[0], w + take), 4), dtype=np.int64)
+            grown2[:w] = out[:w]
+            out = grown2
+        for t in range(take):
+            key = runs[t]
+            diagonal = key % span
+            rest = key // span
+            i0 = rest % na
+            out[w, 0] = p
+            out[w, 1] = i0
+            out[w, 2] = i0 - (diagonal - nb)
+            out[w, 3] = longest - rest // na
+            w += 1
+    return out[:w, 0].copy(), out[:w, 1].copy(), out[:w, 2].copy(), out[:w, 3].copy()
+
+
+@compiled
+def _choose_loop(bounds: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray,
+                 max_passages: int) -> np.ndarray:
+    """:func:`_choose` without the check by normalization, for every pair's runs (``bounds``: where each
+    pair's start): which runs are taken."""
+    taken = np.zeros(ia.size, dtype=np.bool_)
+    spans = np.empty((max(max_passages, 1), 4), dtype=np.int64)
+    for s in range(bounds.size - 1):
+        n_taken = 0
+        for r in range(bounds[s], bounds[s + 1]):
+            if n_taken >= max_passages:
+                break
+            i, j, n = ia[r], jb[r], length[r]
+            free = True
+            for q in range(n_taken):
+                if (i < spans[q, 1] and spans[q, 0] < i + n) or (j < spans[q, 3] and spans[q, 2] < j + n):
+                    free = False
+                    break
+            if free:
+                spans[n_taken, 0], spans[n_taken, 1], spans[n_taken, 2], spans[n_taken, 3] = i, i + n, j, j + n
+                n_taken += 1
+                taken[r] = True
+    return taken
 
 
 def shared_passages(a: str, b: str, max_passages: int = MAX_PASSAGES, min_words: int = MIN_WORDS) -> list[Passage]:
