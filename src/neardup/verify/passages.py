@@ -160,7 +160,7 @@ def _ascii_words(texts: list[str], loops: bool) -> tuple[np.ndarray, np.ndarray,
     joined = "\0".join(texts)
     raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     if loops:
-        hashes, starts, ends = _ascii_words_loop(raw, _ASCII_WORD, _LOWER)
+        hashes, starts, ends, _ = _words_loop(raw, _ASCII_WORD, _LOWER)
     else:
         data = _LOWER[raw]
         edges = np.diff(np.concatenate(([0], _ASCII_WORD[raw].astype(np.int8), [0])))
@@ -179,45 +179,6 @@ def _ascii_words(texts: list[str], loops: bool) -> tuple[np.ndarray, np.ndarray,
     doc = np.searchsorted(text_starts, starts, "right") - 1
     base = text_starts[doc]
     return hashes, (starts - base).astype(np.int64), (ends - base).astype(np.int64), doc
-
-
-@compiled
-def _ascii_words_loop(raw: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, ...]:
-    """:func:`_ascii_words`' reading of the joined bytes ``raw`` in one pass: each word's hash (as
-    :func:`_hash_words` computes it, from the lower-cased bytes ``lower[raw]``), start and end."""
-    n = raw.size
-    count = 0
-    inside = False
-    for t in range(n):
-        w = word[raw[t]]
-        if w and not inside:
-            count += 1
-        inside = w
-    hashes = np.empty(count, dtype=np.uint64)
-    starts = np.empty(count, dtype=np.int64)
-    ends = np.empty(count, dtype=np.int64)
-    base = np.uint64(_BASE)
-    k = 0
-    t = 0
-    while t < n:
-        if not word[raw[t]]:
-            t += 1
-            continue
-        s = t
-        h = np.uint64(0)
-        power = np.uint64(1)
-        while t < n and word[raw[t]]:
-            h += lower[raw[t]] * power
-            power *= base
-            t += 1
-        h += np.uint64(t - s) * np.uint64(_GRAM[3])
-        h ^= h >> np.uint64(31)
-        h *= np.uint64(_GRAM[1])
-        hashes[k] = h ^ (h >> np.uint64(29))
-        starts[k] = s
-        ends[k] = t
-        k += 1
-    return hashes, starts, ends
 
 
 def _unicode_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -267,7 +228,7 @@ def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, 
     if batch:
         joined = "\0".join(texts[i] for i in batch)
         cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        hashes, starts, ends, plain = _raw_words_loop(cps, _raw_word_table(int(cps.max(initial=0)) + 1), _LOWER)
+        hashes, starts, ends, plain = _words_loop(cps, _raw_word_table(int(cps.max(initial=0)) + 1), _LOWER)
         odd = np.flatnonzero(~plain)
         cache: dict[str, list[str]] = {}
         normalized = []
@@ -291,14 +252,15 @@ def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, 
 
 
 @compiled
-def _raw_words_loop(cps: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, ...]:
-    """:func:`_unicode_words_many`' reading of the code points ``cps``: each raw word's start, end, whether
-    it is all ASCII (``plain``) and, if so, its hash (as :func:`_ascii_words_loop` computes it)."""
-    n = cps.size
+def _words_loop(units: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The words of joined texts in one pass over their bytes or code points ``units`` (``word``: whether each
+    is a word character): each word's start, end, whether it is all ASCII (``plain``) and, if so, its hash
+    (as :func:`_hash_words` computes it, from the lower-cased bytes ``lower[units]``)."""
+    n = units.size
     count = 0
     inside = False
     for t in range(n):
-        w = word[cps[t]]
+        w = word[units[t]]
         if w and not inside:
             count += 1
         inside = w
@@ -310,15 +272,15 @@ def _raw_words_loop(cps: np.ndarray, word: np.ndarray, lower: np.ndarray) -> tup
     k = 0
     t = 0
     while t < n:
-        if not word[cps[t]]:
+        if not word[units[t]]:
             t += 1
             continue
         s = t
         ascii_only = True
         h = np.uint64(0)
         power = np.uint64(1)
-        while t < n and word[cps[t]]:
-            c = cps[t]
+        while t < n and word[units[t]]:
+            c = units[t]
             if c < 128:
                 h += lower[c] * power
                 power *= base
@@ -518,7 +480,7 @@ def _runs_loop(grams: np.ndarray, goff: np.ndarray, a: np.ndarray, b: np.ndarray
     cap = 1024
     out = np.empty((cap, 4), dtype=np.int64)
     w = 0
-    meet_i = np.empty(cap, dtype=np.int64)
+    run_keys = np.empty(cap, dtype=np.int64)  # as many as meetings at most
     meet_key = np.empty(cap, dtype=np.int64)
     for p in range(a.size):
         a0, b0 = goff[a[p]], goff[b[p]]
@@ -539,7 +501,7 @@ def _runs_loop(grams: np.ndarray, goff: np.ndarray, a: np.ndarray, b: np.ndarray
                 grown = np.empty(size, dtype=np.int64)
                 grown[:m] = meet_key[:m]
                 meet_key = grown
-                meet_i = np.empty(size, dtype=np.int64)
+                run_keys = np.empty(size, dtype=np.int64)
             for t in range(lo, hi):  # by diagonal (i - j + nb, from 1 to na + nb - 1), then position
                 meet_key[m] = (i - order[t] + nb) * na + i
                 m += 1
@@ -556,10 +518,10 @@ def _runs_loop(grams: np.ndarray, goff: np.ndarray, a: np.ndarray, b: np.ndarray
                 i0 = keys[start] % na
                 diagonal = keys[start] // na
                 length = t - start + k - 1
-                meet_i[r] = ((longest - length) * na + i0) * span + diagonal
+                run_keys[r] = ((longest - length) * na + i0) * span + diagonal
                 r += 1
                 start = t
-        runs = np.sort(meet_i[:r])
+        runs = np.sort(run_keys[:r])
         take = min(r, max_runs)
         if w + take > out.shape[0]:
             grown2 = np.empty((max(2 * out.shape[0], w + take), 4), dtype=np.int64)
