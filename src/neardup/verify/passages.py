@@ -138,13 +138,18 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _breaks(text: str, ends: np.ndarray) -> list[int]:
-    """The words (indices) that a hyphen at a line break joins to the next, as normalization does."""
+def _break_points(text: str) -> list[int]:
+    """Where a hyphen at a line break joins the words on either side, as normalization joins them."""
     if "-" not in text or "\n" not in text:
         return []
-    at = [m.start() for m in _HYPHEN_BREAK_RE.finditer(text)
-          if 0 < m.start() and m.end() < len(text) and _is_word_char(text[m.start() - 1])
-          and _is_word_char(text[m.end()])]
+    return [m.start() for m in _HYPHEN_BREAK_RE.finditer(text)
+            if 0 < m.start() and m.end() < len(text) and _is_word_char(text[m.start() - 1])
+            and _is_word_char(text[m.end()])]
+
+
+def _breaks(text: str, ends: np.ndarray) -> list[int]:
+    """The words (indices) that a hyphen at a line break joins to the next, as normalization does."""
+    at = _break_points(text)
     if not at:
         return []
     k = np.searchsorted(ends, at)
@@ -220,9 +225,8 @@ def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, 
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(texts)
     batch = []
     for i, t in enumerate(texts):
-        if "-" in t and "\n" in t and any(0 < m.start() and m.end() < len(t) and _is_word_char(t[m.start() - 1])
-                                          and _is_word_char(t[m.end()]) for m in _HYPHEN_BREAK_RE.finditer(t)):
-            out[i] = _unicode_words(t)  # words joined across a line break (as :func:`_breaks` finds them)
+        if _break_points(t):  # words joined across a line break
+            out[i] = _unicode_words(t)
         else:
             batch.append(i)
     if batch:
