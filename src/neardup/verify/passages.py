@@ -11,7 +11,9 @@ run of at least ``min_words`` words (3; fewer for shorter texts) that the two te
 order (consecutive shared word 3-grams on one diagonal); the longest passages that do not overlap (in
 either text) are kept, longest first. Many pairs are aligned at once: the texts are read in one pass
 (ASCII texts joined into one buffer; words hashed from one prefix sum) and every pair's shared 3-grams
-found with one sort, so a pair costs microseconds.
+found with one sort, so a pair costs microseconds. On large blocks (:func:`neardup.jit.pays`) compiled
+loops do the same work text by text and pair by pair (reading words, finding and ordering each pair's runs,
+choosing its passages), with the same results to the bit.
 
 A passage's offsets are raw: ``text[start:end]`` begins at its first word and ends with its last, and
 ``normalize(a[left_start:left_end]) == normalize(b[right_start:right_end])`` always holds. For ASCII texts
@@ -428,11 +430,12 @@ def passages(texts: Sequence[str], a: np.ndarray, b: np.ndarray, words: Words | 
         starts = np.flatnonzero(np.concatenate(([True], np.diff(pair) != 0))) if pair.size else pair
         bounds = np.append(starts, pair.size)
         segments = np.arange(starts.size)
-        if loops:  # pairs of ASCII texts chosen by the compiled loop; the others below, checked by normalization
+        if loops:  # chosen by the compiled loop; pairs where a passage fails the check by normalization below
+            taken = _choose_loop(bounds, ia, jb, length, max_passages)
             exact = (w.exact[a] & w.exact[b])[group]
-            taken = _choose_loop(bounds, ia, jb, length, max_passages) & exact[pair]
-            _add_passages(out, w, a[group], b[group], group, pair[taken], ia[taken], jb[taken], length[taken])
-            segments = np.flatnonzero(~exact[pair[starts]])
+            rejected = _add_passages(out, texts, w, a[group], b[group], group, pair[taken], ia[taken], jb[taken],
+                                     length[taken], exact[pair[taken]])
+            segments = np.searchsorted(pair[starts], rejected)
         for seg in segments.tolist():
             lo, hi = int(bounds[seg]), int(bounds[seg + 1])
             p = int(group[pair[lo]])
@@ -463,15 +466,22 @@ def _choose(texts: Sequence[str], w: Words, a: int, b: int, ia: np.ndarray, jb: 
     return out
 
 
-def _add_passages(out: list[list[Passage]], w: Words, a: np.ndarray, b: np.ndarray, group: np.ndarray,
-                  pair: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray) -> None:
-    """Append the runs ``(pair, ia, jb, length)`` (pairs ``(a, b)``, in the order to keep) to ``out`` as
-    passages, at their words' raw offsets."""
+def _add_passages(out: list[list[Passage]], texts: Sequence[str], w: Words, a: np.ndarray, b: np.ndarray,
+                  group: np.ndarray, pair: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray,
+                  exact: np.ndarray) -> list[int]:
+    """Append the runs ``(pair, ia, jb, length)`` that :func:`_choose_loop` took (pairs ``(a, b)``, in the
+    order to keep) to ``out`` as passages, at their words' raw offsets. Runs of texts not both exact are
+    checked by normalization first; where one fails, :func:`_choose` would have chosen otherwise, so nothing
+    is added for its pair, and those pairs are returned. Where all pass, :func:`_choose` takes the same."""
     oa, ob = w.offsets[a[pair]] + ia, w.offsets[b[pair]] + jb
-    rows = zip(group[pair].tolist(), w.starts[oa].tolist(), w.ends[oa + length - 1].tolist(), w.starts[ob].tolist(),
-               w.ends[ob + length - 1].tolist(), length.tolist())
-    for p, ls, le, rs, re_, n in rows:
-        out[p].append(Passage(ls, le, rs, re_, n))
+    rows = list(zip(pair.tolist(), w.starts[oa].tolist(), w.ends[oa + length - 1].tolist(), w.starts[ob].tolist(),
+                    w.ends[ob + length - 1].tolist(), length.tolist(), exact.tolist()))
+    rejected = {q for q, ls, le, rs, re_, _, same in rows
+                if not same and normalize(texts[a[q]][ls:le]) != normalize(texts[b[q]][rs:re_])}
+    for q, ls, le, rs, re_, n, _ in rows:
+        if q not in rejected:
+            out[group[q]].append(Passage(ls, le, rs, re_, n))
+    return sorted(rejected)
 
 
 @compiled
