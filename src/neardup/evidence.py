@@ -52,10 +52,13 @@ PAIRS_PER_BLOCK = 5000
 CHARS_PER_BLOCK = 2_000_000
 
 
+def _span(text_a: str, p: Passage) -> tuple[int, int, int, int, int, str]:
+    """A passage's values, in the order of the ``spans`` fields (``text_a``: the left document's text)."""
+    return p.left_start, p.left_end, p.right_start, p.right_end, p.words, text_a[p.left_start : p.left_end][:PASSAGE_TEXT_CHARS]
+
+
 def _spans(text_a: str, found: list[Passage]) -> list[dict[str, Any]]:
-    return [{"left_start": p.left_start, "left_end": p.left_end, "right_start": p.right_start,
-             "right_end": p.right_end, "words": p.words, "text": text_a[p.left_start : p.left_end][:PASSAGE_TEXT_CHARS]}
-            for p in found]
+    return [dict(zip(_SPAN.names, _span(text_a, p))) for p in found]
 
 
 def spans_of(text_a: str, text_b: str) -> list[dict[str, Any]]:
@@ -83,9 +86,8 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
     ([{'view': 'word 4-grams', 'score': 0.9}], [(0, 11, 'the cat sat')])
     """
     left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
-    found_per_pair: list[int] = []  # passages of each pair, and the columns of all of them
-    columns: tuple[list[int], list[int], list[int], list[int], list[int], list[str]] = ([], [], [], [], [], [])
-    left_start, left_end, right_start, right_end, words, text = columns
+    found_per_pair: list[int] = []  # passages of each pair, and the values of all of them
+    rows: list[tuple[int, int, int, int, int, str]] = []
 
     def block(a: np.ndarray, b: np.ndarray, read: dict[int, str] | None = None) -> None:
         docs, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
@@ -100,18 +102,12 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
         ia, ib = inverse[: a.size], inverse[a.size :]
         for k, found in enumerate(passages(texts, ia, ib)):
             found_per_pair.append(len(found))
-            text_a = texts[ia[k]]
-            for p in found:
-                left_start.append(p.left_start)
-                left_end.append(p.left_end)
-                right_start.append(p.right_start)
-                right_end.append(p.right_end)
-                words.append(p.words)
-                text.append(text_a[p.left_start : p.left_end][:PASSAGE_TEXT_CHARS])
+            rows.extend(_span(texts[ia[k]], p) for p in found)
 
     for lo in range(0, left.size, PAIRS_PER_BLOCK):
         block(left[lo : lo + PAIRS_PER_BLOCK], right[lo : lo + PAIRS_PER_BLOCK])
     n = left.size
+    columns = list(zip(*rows)) if rows else [()] * len(_SPAN)
     spans = pa.StructArray.from_arrays([pa.array(c, f.type) for c, f in zip(columns, _SPAN)], fields=list(_SPAN))
     scores_of_views = np.stack([np.asarray(v, dtype=np.float64) for _, v in views], axis=1).ravel() if views \
         else np.empty(0, dtype=np.float64)
