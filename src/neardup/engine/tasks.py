@@ -42,7 +42,7 @@ def map_shard(index: int, ids: list[str], texts: list[str], lines: list[int], co
     rep = methods.get(config).represent(texts, max_chars)
     save_shard(WorkDir(root), index, rep, ids, texts, lines, max_chars,
                keys=representative_keys(texts, values, config.cluster))
-    trim_heap()
+    trim_heap(arrow=False)  # its Arrow tables are a shard's ids: a few hundred KB
     return {"index": index, "n": len(ids), "seconds": time.perf_counter() - t0}
 
 

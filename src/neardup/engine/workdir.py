@@ -325,13 +325,15 @@ def release(*arrays: np.ndarray) -> None:
                 pass
 
 
-def trim_heap() -> None:
+def trim_heap(arrow: bool = True) -> None:
     """Hand freed heap memory back to the operating system (glibc's ``malloc_trim``; a no-op
-    elsewhere), and Arrow's pool its unused memory (where this process imported PyArrow). The allocators
-    keep freed blocks of large temporaries for reuse, so without it a long-lived process stays as large
-    as the largest stage it has run."""
+    elsewhere), and Arrow's pool its unused memory (where this process imported PyArrow and ``arrow``). The
+    allocators keep freed blocks of large temporaries for reuse, so without it a long-lived process stays as
+    large as the largest stage it has run. A task whose Arrow tables are small passes ``arrow=False``: a
+    released pool takes fresh pages from the system for the next task's tables, and filling them cost the
+    map stage's writes of ids more than the writes themselves."""
     global _MALLOC_TRIM
-    if "pyarrow" in sys.modules:
+    if arrow and "pyarrow" in sys.modules:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
     if _MALLOC_TRIM is None:
         try:
