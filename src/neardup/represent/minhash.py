@@ -11,10 +11,11 @@ gets the all-ones signature and is flagged by :func:`empty_rows`.
 
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
-from rensa import RMinHash
+from rensa import RMinHash, RMinHashDigestMatrix
 
 from neardup.text.shingle import ShingleSets
 
@@ -47,11 +48,23 @@ def signatures(sets: ShingleSets, num_perm: int = 128, seed: int = 1, max_chunk:
         lo, hi = int(offsets[start]), int(offsets[end])
         local = np.ascontiguousarray(offsets[start : end + 1] - lo, dtype=np.uint64)
         matrix = RMinHash.digest_matrix_from_flat_token_hashes(values[lo:hi], local, num_perm, seed)
-        rows = matrix.to_rows()
-        out[start:end] = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.uint32,
-                                     count=(end - start) * num_perm).reshape(end - start, num_perm)
+        out[start:end] = _rows(matrix, end - start, num_perm)
         start = end
     return out
+
+
+def _rows(matrix: RMinHashDigestMatrix, n: int, num_perm: int) -> np.ndarray:
+    """rensa's matrix as an ``(n, num_perm)`` array. It hands its rows out only as Python lists of ints: one
+    list a document, each a container the garbage collector would scan again and again as they are made
+    (a quarter of the conversion's time), so collection waits until the array is built."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        rows = matrix.to_rows()
+        return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.uint32, count=n * num_perm).reshape(n, num_perm)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def empty_rows(sets: ShingleSets) -> np.ndarray:
