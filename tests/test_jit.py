@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import jit
-from neardup.config import ShingleConfig
+from neardup.config import NormalizeConfig, ShingleConfig
 from neardup.engine import tasks
 from neardup.engine.tiles import _Joined
-from neardup.text import shingle
+from neardup.text import normalize, shingle
 from neardup.text.shingle import ShingleSets
 from neardup.verify import overlap, passages
 
@@ -40,6 +40,39 @@ def test_shingle_loop_equals_numpy(docs, n, sample, char):
     finally:
         del os.environ["NEARDUP_JIT"]
     assert np.array_equal(ref.values, got.values) and np.array_equal(ref.offsets, got.offsets)
+
+
+# ASCII texts made of what the compiled normalization treats apart (hyphens, line breaks with "\\r", tabs,
+# "_", which joins words at a break but is no letter, capitals, digits), and some non-ASCII ones it copies.
+_PIECES = ["a", "Ab", "Z9", "_", "-", "\n", "\r", "\t", " ", "  ", "-\n", "- \t\r\n \t", "x-\ny", "!", "@", "\x0b", "é", "ＯＩＬ"]
+raw_texts = st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), max_size=10)
+
+
+@given(raw_texts, st.booleans(), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_normalize_loop_equals_normalize(docs, dehyphenate, casefold):
+    import os
+    cfg = NormalizeConfig(dehyphenate=dehyphenate, casefold=casefold)
+    expected = [normalize.normalize(t, cfg) for t in docs]
+    os.environ["NEARDUP_JIT"] = "1"
+    try:
+        units, lengths = normalize.normalized_code_points(docs, cfg)
+    finally:
+        del os.environ["NEARDUP_JIT"]
+    assert units.dtype == np.uint32 and lengths.tolist() == [len(t) for t in expected]
+    assert units.tobytes().decode("utf-32-le") == "".join(expected)
+
+
+def test_char_shingles_of_a_method_equal_those_of_normalized_texts(compiled_loops):
+    from neardup import methods
+    from neardup.config import DedupConfig
+
+    docs = ["Oil prices ROSE 3%-\n4% in London_trading;\tcafé-\ncrème", "a-\r\nb - \nc", "", "UPPER-\n_lower"] * 50
+    for cfg in (DedupConfig(method="minhash").replace(shingle__char=True, shingle__n=5),
+                DedupConfig(method="minhash").replace(shingle__char=True, shingle__n=3, normalize__casefold=False)):
+        got = methods.get(cfg).shingle(docs, max_chars=30)
+        ref = shingle.shingle_many([normalize.normalize(t[:30], cfg.normalize) for t in docs], cfg.shingle)
+        assert np.array_equal(got.values, ref.values) and np.array_equal(got.offsets, ref.offsets)
 
 
 def test_shingle_loop_sorts_long_documents_and_clustered_hashes(compiled_loops):

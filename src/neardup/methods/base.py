@@ -28,8 +28,8 @@ import numpy as np
 from neardup.candidates.buckets import count_pairs, unique_pairs
 from neardup.config import ConfigError, DedupConfig, config_to_dict
 from neardup.represent.embeddings import Embeddings
-from neardup.text.normalize import normalize, normalize_words, only_words_and_spaces
-from neardup.text.shingle import ShingleSets, shingle_many, shingle_words
+from neardup.text.normalize import normalize, normalize_words, normalized_code_points, only_words_and_spaces
+from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many, shingle_words
 from neardup.verify.overlap import doc_weight_totals, idf_weights, idf_weights_of_codes, score_pairs, value_codes
 
 #: Thresholds ``neardup tune`` sweeps for set scores; heavy OCR noise pushes the best very low.
@@ -171,6 +171,8 @@ class Method(abc.ABC):
         if not cfg.shingle.char and only_words_and_spaces(cfg.normalize):
             return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n),  # type: ignore[arg-type]
                                  cfg.shingle.sample)
+        if cfg.shingle.char:
+            return char_shingle_sets(*normalized_code_points([t[:max_chars] for t in texts], cfg.normalize), cfg.shingle)
         normalized = [normalize(t[:max_chars], cfg.normalize) for t in texts]
         return shingle_many(normalized, cfg.shingle, batch_size=max(len(normalized), 1))
 

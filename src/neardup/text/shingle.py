@@ -338,13 +338,23 @@ def _code_point_hashes(cps: np.ndarray) -> np.ndarray:
 
 
 def _char_shingle_batch(texts: Sequence[str], n: int, sample: int = 1) -> ShingleSets:
-    """Character n-gram sets of a batch: on large batches the compiled loop hashes the code points itself
-    (no batch-long arrays of unit hashes and their temporaries)."""
+    """Character n-gram sets of a batch."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    text = "".join(texts)
-    if pays(len(text)):
-        return _ngram_sets(code_points(text), lengths, n, sample, chars=True)
-    return _ngram_sets(char_unit_hashes(text), lengths, n, sample)
+    return char_shingle_sets(code_points("".join(texts)), lengths, ShingleConfig(n=n, char=True, sample=sample))
+
+
+def char_shingle_sets(units: np.ndarray, lengths: np.ndarray, config: ShingleConfig) -> ShingleSets:
+    """Character n-gram sets of normalized texts given as one flat array of code points, ``lengths`` each
+    (:func:`neardup.text.normalize.normalized_code_points`): the same as :func:`shingle_many` of the texts. On
+    large batches the compiled loop hashes the code points itself (no batch-long arrays of unit hashes and
+    their temporaries).
+
+    >>> char_shingle_sets(code_points("abcdabc"), np.array([4, 3]), ShingleConfig(n=3, char=True)).sizes.tolist()
+    [2, 1]
+    """
+    cfg = config.resolved()
+    assert cfg.n is not None
+    return _ngram_sets(units, lengths, cfg.n, cfg.sample, chars=True)
 
 
 def _ngram_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1, chars: bool = False) -> ShingleSets:
