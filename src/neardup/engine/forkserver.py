@@ -2,7 +2,8 @@
 
 Owns the list of what every worker process needs loaded (NumPy, PyArrow and its Parquet and compute
 modules, the stages' tasks, numba with its compilation contexts ready, the normalizer's table of word
-characters) and loads it; must not start processes (:mod:`neardup.engine.processes` names this module as
+characters) and loads it, and sets the allocator that workers inherit (:func:`neardup.engine.workdir.reuse_heap`);
+must not start processes (:mod:`neardup.engine.processes` names this module as
 the fork server's preload) or run tasks.
 
 A worker forked from a server that holds them starts with them. Without it, each worker spent about a
@@ -19,6 +20,7 @@ from __future__ import annotations
 import importlib
 
 from neardup import jit
+from neardup.engine.workdir import reuse_heap
 from neardup.text.normalize import alnum_table
 
 #: What every worker imports. ``pandas``: only where it is installed (PyArrow imports it if it is).
@@ -36,6 +38,7 @@ def load() -> None:
         except ImportError:
             pass
     jit.ready()
+    reuse_heap()
     alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
 
 
