@@ -1,0 +1,107 @@
+"""The map stage's character shingles: normalized strings against normalized code points, on real stories.
+
+Run by hand from the repo root:
+
+    python benchmarks/bench_map.py [--corpus FILE.jsonl] [--docs 20000] [--batch 2500] [--rounds 5]
+
+Reads the first ``--docs`` stories of a JSONL corpus (default: the Reuters-21578 stories,
+``../shared/data/reuters21578/docs.jsonl.gz``) and times, in one process, batch by batch as a map worker
+takes them (best of ``--rounds``, compiled loops compiled before timing), the default method's character
+5-gram sets two ways:
+
+* ``strings``: each story normalized by :func:`neardup.text.normalize.normalize` (Python string methods),
+  then :func:`neardup.text.shingle.shingle_many` of the normalized strings (what the map did before);
+* ``code points``: :func:`neardup.text.normalize.normalized_code_points` (ASCII stories normalized by a
+  compiled loop from their code points, the others by ``normalize``), then
+  :func:`neardup.text.shingle.char_shingle_sets` (what ``Method.shingle`` does now);
+
+checking that both give the same sets, for the stories as read and made non-ASCII (every word that starts
+with "e" accented: each such story is normalized in Python both ways). Also the MinHash signatures of the
+sets (:func:`neardup.represent.minhash.signatures`: rensa's kernel, then its rows into an array). Prints a
+Markdown table, milliseconds per story.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+os.environ["NEARDUP_JIT"] = "1"  # the compiled loops on every batch, as on a map worker's
+from neardup.config import NormalizeConfig, ShingleConfig  # noqa: E402
+from neardup.represent.minhash import signatures  # noqa: E402
+from neardup.text.normalize import normalize, normalized_code_points  # noqa: E402
+from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many  # noqa: E402
+
+
+def stories(path: Path, n: int) -> list[str]:
+    out = []
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            text = json.loads(line).get("text", "")
+            if text.strip():
+                out.append(text)
+            if len(out) >= n:
+                break
+    return out
+
+
+def best(fn, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=SHARED / "reuters21578" / "docs.jsonl.gz")
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--batch", type=int, default=2500)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    if not args.corpus.exists():
+        sys.exit(f"no corpus at {args.corpus} (set NEARDUP_SHARED_DATA or pass --corpus)")
+    read = stories(args.corpus, args.docs)
+    norm, shingles = NormalizeConfig(), ShingleConfig(n=5, char=True)
+
+    def by_strings(texts: list[str]) -> list[ShingleSets]:
+        return [shingle_many([normalize(t, norm) for t in texts[i : i + args.batch]], shingles,
+                             batch_size=args.batch) for i in range(0, len(texts), args.batch)]
+
+    def by_code_points(texts: list[str]) -> list[ShingleSets]:
+        return [char_shingle_sets(*normalized_code_points(texts[i : i + args.batch], norm), shingles)
+                for i in range(0, len(texts), args.batch)]
+
+    accented = [re.sub(r"\be", "é", t) for t in read]
+    print(f"{len(read)} stories from {args.corpus}, batches of {args.batch}, best of {args.rounds}\n")
+    print("| stories | ASCII | strings (ms/story) | code points (ms/story) | speed-up |")
+    print("| --- | --- | --- | --- | --- |")
+    sets = None
+    for name, texts in (("as read", read), ("accented", accented)):
+        a, b = by_strings(texts), by_code_points(texts)  # compiles, and checks
+        assert all(np.array_equal(x.values, y.values) and np.array_equal(x.offsets, y.offsets) for x, y in zip(a, b))
+        sets = sets or b
+        old, new = best(lambda: by_strings(texts), args.rounds), best(lambda: by_code_points(texts), args.rounds)
+        ascii_share = sum(t.isascii() for t in texts) / len(texts)
+        print(f"| {name} | {ascii_share:.0%} | {old / len(texts) * 1e3:.4f} | {new / len(texts) * 1e3:.4f} | "
+              f"{old / new:.1f}x |")
+    sign = best(lambda: [signatures(s) for s in sets], args.rounds)
+    print(f"\nMinHash signatures (128 permutations) of the sets as read: {sign / len(read) * 1e3:.4f} ms/story")
+
+
+if __name__ == "__main__":
+    main()
