@@ -24,12 +24,9 @@ Markdown table, milliseconds per story.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -44,26 +41,8 @@ from neardup.represent.minhash import signatures  # noqa: E402
 from neardup.text.normalize import normalize, normalized_code_points  # noqa: E402
 from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many  # noqa: E402
 
-
-def stories(path: Path, n: int) -> list[str]:
-    out = []
-    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            text = json.loads(line).get("text", "")
-            if text.strip():
-                out.append(text)
-            if len(out) >= n:
-                break
-    return out
-
-
-def best(fn, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_passages import best, stories  # noqa: E402  (reading stories, best of rounds)
 
 
 def main() -> None:
