@@ -44,7 +44,8 @@ def test_shingle_loop_equals_numpy(docs, n, sample, char):
 
 # ASCII texts made of what the compiled normalization treats apart (hyphens, line breaks with "\\r", tabs,
 # "_", which joins words at a break but is no letter, capitals, digits), and some non-ASCII ones it copies.
-_PIECES = ["a", "Ab", "Z9", "_", "-", "\n", "\r", "\t", " ", "  ", "-\n", "- \t\r\n \t", "x-\ny", "!", "@", "\x0b", "é", "ＯＩＬ"]
+_PIECES = ["a", "Ab", "Z9", "_", "-", "\n", "\r", "\t", " ", "  ", "-\n", "- \t\r\n \t", "x-\ny", "!", "@", "\x0b",
+           "é", "ＯＩＬ"]
 raw_texts = st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), max_size=10)
 
 

@@ -172,7 +172,8 @@ class Method(abc.ABC):
             return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n),  # type: ignore[arg-type]
                                  cfg.shingle.sample)
         if cfg.shingle.char:
-            return char_shingle_sets(*normalized_code_points([t[:max_chars] for t in texts], cfg.normalize), cfg.shingle)
+            units, lengths = normalized_code_points([t[:max_chars] for t in texts], cfg.normalize)
+            return char_shingle_sets(units, lengths, cfg.shingle)
         normalized = [normalize(t[:max_chars], cfg.normalize) for t in texts]
         return shingle_many(normalized, cfg.shingle, batch_size=max(len(normalized), 1))
 

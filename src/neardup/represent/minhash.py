@@ -61,7 +61,8 @@ def _rows(matrix: RMinHashDigestMatrix, n: int, num_perm: int) -> np.ndarray:
     gc.disable()
     try:
         rows = matrix.to_rows()
-        return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.uint32, count=n * num_perm).reshape(n, num_perm)
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.uint32, count=n * num_perm)
+        return flat.reshape(n, num_perm)
     finally:
         if enabled:
             gc.enable()

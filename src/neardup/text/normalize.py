@@ -156,7 +156,8 @@ def _fold(text: str, cfg: NormalizeConfig) -> str:
     return text
 
 
-def normalized_code_points(texts: Sequence[str], config: NormalizeConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
+def normalized_code_points(texts: Sequence[str],
+                           config: NormalizeConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The normalized texts as one flat uint32 array of code points and each one's length:
     ``"".join(normalize_many(texts, config))`` without building the strings where it pays. On a large batch
     with settings where normalized text is nothing but words and single spaces (:func:`only_words_and_spaces`),
@@ -169,10 +170,9 @@ def normalized_code_points(texts: Sequence[str], config: NormalizeConfig | None 
     ('the quickbrown foxünï', [18, 3])
     """
     cfg = config or NormalizeConfig()
-    raw = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts)) \
-        if only_words_and_spaces(cfg) else np.zeros(len(texts), dtype=np.bool_)
-    if not pays(sum(map(len, texts))):
-        raw[:] = False
+    compiled_loop = only_words_and_spaces(cfg) and pays(sum(map(len, texts)))
+    raw = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts)) if compiled_loop \
+        else np.zeros(len(texts), dtype=np.bool_)  # raw: left for the loop to normalize
     prepared = [t if keep else normalize(t, cfg) for t, keep in zip(texts, raw)]
     units = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lengths = np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
