@@ -11,12 +11,12 @@ takes them (best of ``--rounds``, compiled loops compiled before timing), the de
 
 * ``strings``: each story normalized by :func:`neardup.text.normalize.normalize` (Python string methods),
   then :func:`neardup.text.shingle.shingle_many` of the normalized strings (what the map did before);
-* ``code points``: :func:`neardup.text.normalize.normalized_code_points` (ASCII stories normalized by a
-  compiled loop from their code points, the others by ``normalize``), then
+* ``code points``: :func:`neardup.text.normalize.normalized_code_points` (a compiled loop normalizes from
+  code points: all of an ASCII story, the rest of another after its character-level steps in Python), then
   :func:`neardup.text.shingle.char_shingle_sets` (what ``Method.shingle`` does now);
 
 checking that both give the same sets, for the stories as read and made non-ASCII (every word that starts
-with "e" accented: each such story is normalized in Python both ways). Also the MinHash signatures of the
+with "e" accented). Also the MinHash signatures of the
 sets (:func:`neardup.represent.minhash.signatures`: rensa's kernel, then its rows into an array). Prints a
 Markdown table, milliseconds per story.
 """

@@ -42,10 +42,12 @@ def test_shingle_loop_equals_numpy(docs, n, sample, char):
     assert np.array_equal(ref.values, got.values) and np.array_equal(ref.offsets, got.offsets)
 
 
-# ASCII texts made of what the compiled normalization treats apart (hyphens, line breaks with "\\r", tabs,
-# "_", which joins words at a break but is no letter, capitals, digits), and some non-ASCII ones it copies.
+# Texts made of what the compiled normalization treats apart: in ASCII, hyphens, line breaks with "\\r", tabs, "_"
+# (which joins words at a break but is no letter), capitals, digits; beyond it, letters and digits that case
+# folding or NFKC change (into several letters, or ASCII), marks, invisible characters, spaces and separators.
 _PIECES = ["a", "Ab", "Z9", "_", "-", "\n", "\r", "\t", " ", "  ", "-\n", "- \t\r\n \t", "x-\ny", "!", "@", "\x0b",
-           "é", "ＯＩＬ"]
+           "é", "ＯＩＬ", "Straße", "ǅ", "ﬁ", "e\u0301", "\u200b", "中文", "٣", "²", "Ⅻ", "\u00a0", "\u2028", "а", "é-\nb",
+           "\x1c"]
 raw_texts = st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), max_size=10)
 
 

@@ -161,35 +161,40 @@ def normalized_code_points(texts: Sequence[str],
     """The normalized texts as one flat uint32 array of code points and each one's length:
     ``"".join(normalize_many(texts, config))`` without building the strings where it pays. On a large batch
     with settings where normalized text is nothing but words and single spaces (:func:`only_words_and_spaces`),
-    a compiled loop normalizes the ASCII texts (most of a news corpus) from their code points: the hyphen at
-    a line break, lower case, every other character a space, runs of spaces folded. Other texts are
-    normalized here first; the loop copies them.
+    a compiled loop does the word-level steps from the code points: for an ASCII text (most of a news corpus)
+    all of them (the hyphen at a line break, lower case, every other character a space, runs of spaces
+    folded); for another, what follows the character-level steps (:func:`_fold`, here first: NFKC, invisible
+    characters, look-alikes, the hyphen at a line break, case folding), which is every character but a
+    letter or digit a space and runs of spaces folded. Elsewhere texts are normalized here and the loop is not run.
 
     >>> units, lengths = normalized_code_points(["The  Quick-\\nbrown FOX!", "Ünï"])
     >>> units.tobytes().decode("utf-32-le"), lengths.tolist()
     ('the quickbrown foxünï', [18, 3])
     """
     cfg = config or NormalizeConfig()
-    compiled_loop = only_words_and_spaces(cfg) and pays(sum(map(len, texts)))
-    raw = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts)) if compiled_loop \
-        else np.zeros(len(texts), dtype=np.bool_)  # raw: left for the loop to normalize
-    prepared = [t if keep else normalize(t, cfg) for t, keep in zip(texts, raw)]
-    units = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    lengths = np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
-    if not raw.any():
-        return units, lengths
-    return _ascii_words_loop(units, lengths, raw, cfg.dehyphenate, cfg.casefold)
+    if not (only_words_and_spaces(cfg) and pays(sum(map(len, texts)))):
+        prepared = [normalize(t, cfg) for t in texts]
+        units = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        return units, np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
+    ascii_only = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts))
+    folded = [t if plain else _fold(t, cfg) for t, plain in zip(texts, ascii_only)]
+    units = np.frombuffer("".join(folded).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    lengths = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded))
+    return _normalize_loop(units, lengths, ascii_only, cfg.dehyphenate, cfg.casefold,
+                       alnum_table() if not ascii_only.all() else np.zeros(0, dtype=np.bool_))
 
 
 @compiled
-def _ascii_words_loop(units: np.ndarray, lengths: np.ndarray, raw: np.ndarray, dehyphenate: bool,
-                      casefold: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`normalized_code_points`' loop: each ``raw`` text (ASCII code points) as :func:`normalize_words`
-    joined by spaces leaves it, the others copied. A hyphen, spaces or tabs, a line break (``\\r?\\n``) and
-    spaces or tabs (``_HYPHEN_BREAK_RE``, leftmost first, matches never overlapping) vanish between two letters or
-    digits of the text as read (``_join_word`` also joins at a ``_``, which then becomes a space: the same
-    text); elsewhere they are, like every character but a letter or digit, a space; ``casefold`` lowers A-Z;
-    spaces fold to one between words, none at the ends."""
+def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarray, dehyphenate: bool, casefold: bool,
+                alnum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`normalized_code_points`' loop: each text as :func:`normalize_words` joined by spaces leaves it.
+
+    An ``ascii_only`` text is read as is. A hyphen, spaces or tabs, a line break (``\\r?\\n``) and spaces or
+    tabs (``_HYPHEN_BREAK_RE``, leftmost first, matches never overlapping) vanish between two letters or digits
+    of the text as read (``_join_word`` also joins at a ``_``, which then becomes a space: the same text);
+    elsewhere they are, like every character but a letter or digit, a space; ``casefold`` lowers A-Z. Any other
+    text went through :func:`_fold`: each character is kept where ``alnum`` (:func:`alnum_table`) says it is a
+    letter or digit, else a space. Spaces fold to one between words, none at the ends."""
     out = np.empty(units.size, dtype=np.uint32)
     out_lengths = np.empty(lengths.size, dtype=np.int64)
     start = 0
@@ -197,46 +202,42 @@ def _ascii_words_loop(units: np.ndarray, lengths: np.ndarray, raw: np.ndarray, d
     for d in range(lengths.size):
         end = start + lengths[d]
         first = w
-        if not raw[d]:
-            for i in range(start, end):
-                out[w] = units[i]
-                w += 1
-        else:
-            space = False
-            i = start
-            while i < end:
-                c = units[i]
-                if dehyphenate and c == 45:  # "-": a hyphen at a line break?
-                    j = i + 1
+        plain = ascii_only[d]
+        space = False
+        i = start
+        while i < end:
+            c = units[i]
+            if plain and dehyphenate and c == 45:  # "-": a hyphen at a line break?
+                j = i + 1
+                while j < end and (units[j] == 32 or units[j] == 9):
+                    j += 1
+                if j < end and units[j] == 13:
+                    j += 1
+                if j < end and units[j] == 10:
+                    j += 1
                     while j < end and (units[j] == 32 or units[j] == 9):
                         j += 1
-                    if j < end and units[j] == 13:
-                        j += 1
-                    if j < end and units[j] == 10:
-                        j += 1
-                        while j < end and (units[j] == 32 or units[j] == 9):
-                            j += 1
-                        before = units[i - 1] if i > start else 0
-                        after = units[j] if j < end else 0
-                        if (48 <= before <= 57 or 65 <= before <= 90 or 97 <= before <= 122) \
-                                and (48 <= after <= 57 or 65 <= after <= 90 or 97 <= after <= 122):
-                            i = j  # the word goes on after the break
-                            continue
-                        space = True  # kept, and all of it punctuation or whitespace
-                        i = j
+                    before = units[i - 1] if i > start else 0
+                    after = units[j] if j < end else 0
+                    if (48 <= before <= 57 or 65 <= before <= 90 or 97 <= before <= 122) \
+                            and (48 <= after <= 57 or 65 <= after <= 90 or 97 <= after <= 122):
+                        i = j  # the word goes on after the break
                         continue
-                if 48 <= c <= 57 or 97 <= c <= 122 or 65 <= c <= 90:
-                    if space and w > first:
-                        out[w] = 32
-                        w += 1
-                    space = False
-                    if casefold and 65 <= c <= 90:
-                        c += 32
-                    out[w] = c
+                    space = True  # kept, and all of it punctuation or whitespace
+                    i = j
+                    continue
+            if 48 <= c <= 57 or 97 <= c <= 122 or 65 <= c <= 90 or (not plain and c >= 128 and alnum[c]):
+                if space and w > first:
+                    out[w] = 32
                     w += 1
-                else:
-                    space = True
-                i += 1
+                space = False
+                if casefold and 65 <= c <= 90:  # (a folded text has none left)
+                    c += 32
+                out[w] = c
+                w += 1
+            else:
+                space = True
+            i += 1
         out_lengths[d] = w - first
         start = end
     return out[:w].copy(), out_lengths
