@@ -165,7 +165,8 @@ def normalized_code_points(texts: Sequence[str],
     all of them (the hyphen at a line break, lower case, every other character a space, runs of spaces
     folded); for another, what follows the character-level steps (:func:`_fold`, here first: NFKC, invisible
     characters, look-alikes, the hyphen at a line break, case folding), which is every character but a
-    letter or digit a space and runs of spaces folded. Elsewhere texts are normalized here and the loop is not run.
+    letter or digit a space and runs of spaces folded. Elsewhere texts are normalized here and the loop is
+    not run.
 
     >>> units, lengths = normalized_code_points(["The  Quick-\\nbrown FOX!", "Ünï"])
     >>> units.tobytes().decode("utf-32-le"), lengths.tolist()
@@ -181,12 +182,12 @@ def normalized_code_points(texts: Sequence[str],
     units = np.frombuffer("".join(folded).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lengths = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded))
     return _normalize_loop(units, lengths, ascii_only, cfg.dehyphenate, cfg.casefold,
-                       alnum_table() if not ascii_only.all() else np.zeros(0, dtype=np.bool_))
+                           alnum_table() if not ascii_only.all() else np.zeros(0, dtype=np.bool_))
 
 
 @compiled
-def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarray, dehyphenate: bool, casefold: bool,
-                alnum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarray, dehyphenate: bool,
+                    casefold: bool, alnum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`normalized_code_points`' loop: each text as :func:`normalize_words` joined by spaces leaves it.
 
     An ``ascii_only`` text is read as is. A hyphen, spaces or tabs, a line break (``\\r?\\n``) and spaces or
