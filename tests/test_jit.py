@@ -164,7 +164,7 @@ def test_passage_loops_equal_numpy(docs, data, max_passages, min_words):
 
 
 def test_raw_word_table_equals_the_raw_word_pattern_at_every_code_point():
-    table = passages._raw_word_table(0x110000)
+    table = passages._raw_word_table()
     assert table.size == 0x110000
     assert all(bool(passages._RAW_WORD_RE.fullmatch(chr(c))) == table[c] for c in range(0x110000))
 

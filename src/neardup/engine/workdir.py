@@ -330,18 +330,10 @@ def trim_heap() -> None:
     elsewhere), and Arrow's pool its unused memory (where this process imported PyArrow). The allocators
     keep freed blocks of large temporaries for reuse, so without it a long-lived process stays as large
     as the largest stage it has run."""
-    global _MALLOC_TRIM
     if "pyarrow" in sys.modules:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
-    if _MALLOC_TRIM is None:
-        try:
-            import ctypes
-
-            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _MALLOC_TRIM = False
-    if _MALLOC_TRIM:
-        _MALLOC_TRIM(0)
+    if _glibc() is not None:
+        _glibc().malloc_trim(0)
 
 
 #: glibc's ``mallopt`` parameters (malloc.h): ``M_TRIM_THRESHOLD``, ``M_MMAP_THRESHOLD``.
@@ -357,16 +349,21 @@ def reuse_heap(largest: int = 32 << 20, kept: int = 64 << 20) -> bool:
     arrays of a few MB each, allocated afresh for every shard, took five times the faults they take reused.
     Larger blocks still come and go as mappings, and :func:`trim_heap` still hands everything free back where
     a task calls it. Returns whether it applied (glibc only)."""
+    libc = _glibc()
+    return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, largest)) \
+        and bool(libc.mallopt(_M_TRIM_THRESHOLD, kept))
+
+
+@functools.cache
+def _glibc() -> Any:
+    """The C library with glibc's ``malloc_trim`` and ``mallopt``, or None elsewhere."""
     try:
         import ctypes
 
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, largest)) and bool(mallopt(_M_TRIM_THRESHOLD, kept))
-
-
-_MALLOC_TRIM: Any = None
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
+    except OSError:
+        return None
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:

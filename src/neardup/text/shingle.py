@@ -340,7 +340,7 @@ def _code_point_hashes(cps: np.ndarray) -> np.ndarray:
 def _char_shingle_batch(texts: Sequence[str], n: int, sample: int = 1) -> ShingleSets:
     """Character n-gram sets of a batch."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    return char_shingle_sets(code_points("".join(texts)), lengths, ShingleConfig(n=n, char=True, sample=sample))
+    return _ngram_sets(code_points("".join(texts)), lengths, n, sample, chars=True)
 
 
 def char_shingle_sets(units: np.ndarray, lengths: np.ndarray, config: ShingleConfig) -> ShingleSets:

@@ -23,6 +23,7 @@ this is so by construction; otherwise each passage is checked and dropped if nor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neardup.jit import compiled, pays
-from neardup.text.normalize import INVISIBLE, normalize, normalize_words
+from neardup.text.normalize import INVISIBLE, alnum_table, line_break_joins, normalize, normalize_words
 
 #: Passages kept per pair, and the fewest words one holds (texts shorter than this: their length).
 MAX_PASSAGES = 3
@@ -46,14 +47,11 @@ _ASCII_WORD = np.zeros(256, dtype=bool)
 _ASCII_WORD[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = True
 _LOWER = np.arange(256, dtype=np.uint64)
 _LOWER[65:91] += 32
-_HYPHEN_BREAK_RE = re.compile(r"-[ \t]*\r?\n[ \t]*")  # as neardup.text.normalize joins words
 # A raw word: letters and digits, with the invisible characters and combining marks normalization
 # removes or composes inside it.
 _COMBINING = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
 _RAW_WORD_RE = re.compile("(?:[^\\W_]|[" + re.escape("".join(sorted(INVISIBLE)))
                           + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _COMBINING) + "])+")
-# Whether each code point is a raw word character (as _RAW_WORD_RE reads it), grown on demand.
-_RAW_WORD = np.zeros(0, dtype=bool)
 # Word hashes: a polynomial in an odd base over the word's UTF-8 bytes (odd numbers are invertible modulo
 # 2**64, so every word's hash comes from one prefix sum), then mixed with its length.
 _BASE = 0x100000001B3
@@ -136,22 +134,9 @@ class Passage:
     words: int
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _break_points(text: str) -> list[int]:
-    """Where a hyphen at a line break joins the words on either side, as normalization joins them."""
-    if "-" not in text or "\n" not in text:
-        return []
-    return [m.start() for m in _HYPHEN_BREAK_RE.finditer(text)
-            if 0 < m.start() and m.end() < len(text) and _is_word_char(text[m.start() - 1])
-            and _is_word_char(text[m.end()])]
-
-
 def _breaks(text: str, ends: np.ndarray) -> list[int]:
     """The words (indices) that a hyphen at a line break joins to the next, as normalization does."""
-    at = _break_points(text)
+    at = line_break_joins(text)
     if not at:
         return []
     k = np.searchsorted(ends, at)
@@ -207,17 +192,16 @@ def _unicode_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _hash_strings(words), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
-def _raw_word_table(size: int) -> np.ndarray:
-    """Whether each code point below ``size`` is a raw word character (one that ``_RAW_WORD_RE`` matches)."""
-    global _RAW_WORD
-    if size > _RAW_WORD.size:
-        size = min(1 << max(size - 1, 255).bit_length(), 0x110000)
-        table = np.fromiter((c.isalnum() for c in map(chr, range(size))), dtype=bool, count=size)
-        for lo, hi in _COMBINING:
-            table[lo : min(hi + 1, size)] = True
-        table[[ord(c) for c in INVISIBLE if ord(c) < size]] = True
-        _RAW_WORD = table
-    return _RAW_WORD
+@functools.cache
+def _raw_word_table() -> np.ndarray:
+    """Whether each code point is a raw word character (one that ``_RAW_WORD_RE`` matches): a letter or digit
+    (:func:`neardup.text.normalize.alnum_table`, which reading the words' normalized forms builds anyway), a
+    combining mark or an invisible character."""
+    table = alnum_table().copy()
+    for lo, hi in _COMBINING:
+        table[lo : hi + 1] = True
+    table[[ord(c) for c in INVISIBLE]] = True
+    return table
 
 
 def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -227,14 +211,14 @@ def _unicode_words_many(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, 
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(texts)
     batch = []
     for i, t in enumerate(texts):
-        if _break_points(t):  # words joined across a line break
+        if line_break_joins(t):  # words joined across a line break
             out[i] = _unicode_words(t)
         else:
             batch.append(i)
     if batch:
         joined = "\0".join(texts[i] for i in batch)
         cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        hashes, starts, ends, plain = _words_loop(cps, _raw_word_table(int(cps.max(initial=0)) + 1), _LOWER)
+        hashes, starts, ends, plain = _words_loop(cps, _raw_word_table(), _LOWER)
         odd = np.flatnonzero(~plain)
         cache: dict[str, list[str]] = {}
         normalized = []
