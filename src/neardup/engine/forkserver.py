@@ -20,23 +20,19 @@ from __future__ import annotations
 import importlib
 
 from neardup import jit
+from neardup.engine.processes import import_arrow_imports
 from neardup.engine.workdir import reuse_heap
 from neardup.text.normalize import alnum_table
 
-#: What every worker imports. ``pandas``: only where it is installed (PyArrow imports it if it is).
+#: What every worker imports; and what PyArrow imports where it is installed (processes.ARROW_IMPORTS).
 MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
-OPTIONAL = ("pandas",)
 
 
 def load() -> None:
     """Load what every worker needs, in this process (the fork server imports this module and so runs it)."""
     for name in MODULES:
         importlib.import_module(name)
-    for name in OPTIONAL:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+    import_arrow_imports()
     jit.ready()
     reuse_heap()
     alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
