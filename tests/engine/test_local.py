@@ -250,11 +250,12 @@ while done < full:  # count_values: distinct values up to the largest table, a c
 entries = table.entries()
 assert not table.add(chunk + np.uint64(done))  # and one chunk more gives up
 del table
-merged = FrequencyTable(budget)  # weights_of_counts: the entries merged, the counts made weights, a chunk looked up
+merged = FrequencyTable(budget)  # idf_table: the entries merged, the counts made weights, the table compacted
 assert merged.add(*entries)
 del entries
 merged.map_counts(lambda c: c * 0.5)
-out = merged.lookup(chunk)
+merged.compact()
+out = merged.lookup(chunk)  # as verification looks values up
 print(peak() - before, full)
 """
 

@@ -29,15 +29,34 @@ def test_plan_tiles_gives_an_oversized_document_its_own_tile():
     assert plan_tiles(np.array([0, 2, 500, 502]), 100).tolist() == [0, 1, 2, 3]
 
 
+def _save_weights(root, sets, weights, by):
+    """The weights stage's output in work directory ``root``: each document's total, and a weight for each
+    value (``by="value"``) or the table of each distinct value's weight (``by="table"``)."""
+    save_array(root / "totals.npy", doc_weight_totals(sets, weights))
+    if by == "value":
+        save_array(root / "weights.npy", weights)
+        return
+    from neardup.engine.tiles import IDF_TABLE
+    from neardup.verify.frequencies import FrequencyTable
+    from neardup.verify.overlap import idf_of_frequencies
+
+    table = FrequencyTable(1 << 24)
+    assert table.add(sets.values)
+    table.map_counts(lambda df: idf_of_frequencies(df, len(sets), 2.0))
+    table.compact()
+    save_array(root / IDF_TABLE, table.slots)
+
+
+@pytest.mark.parametrize("by", ["value", "table"])
 @pytest.mark.parametrize("score", SCORES)
-def test_tiled_scores_equal_whole_array_scores_to_the_bit(tmp_path, score):
+def test_tiled_scores_equal_whole_array_scores_to_the_bit(tmp_path, score, by):
     rng = np.random.default_rng(7)
     sets = _random_sets(rng)
     weights = idf_weights(sets)
     totals = doc_weight_totals(sets, weights)
     save_array(tmp_path / "values.npy", sets.values)
     save_array(tmp_path / "offsets.npy", sets.offsets)
-    save_array(tmp_path / "weights.npy", weights)
+    _save_weights(tmp_path, sets, weights, by)
     a, b = rng.integers(0, len(sets), size=(2, 3000))
     left, right = np.minimum(a, b), np.maximum(a, b)
     keep = left < right
@@ -45,7 +64,7 @@ def test_tiled_scores_equal_whole_array_scores_to_the_bit(tmp_path, score):
     tiles = plan_tiles(sets.offsets, 200)
     assert len(tiles) > 10
     want = score_pairs(sets, left, right, score, weights=weights, totals=totals)
-    got = score_tiled(tmp_path, left, right, score, tiles, totals if score.startswith("weighted-") else None)
+    got = score_tiled(tmp_path, left, right, score, tiles)
     assert np.array_equal(got, want)
     assert (want > 0).sum() > 100  # the pairs do share shingles
 
@@ -74,15 +93,17 @@ def test_weights_written_span_by_span_equal_idf_weights(tmp_path):
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
 
 
-def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_the_bit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("by", ["value", "table"])
+def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_the_bit(tmp_path, monkeypatch, by):
     import neardup.engine.tiles as tiles_mod
 
     rng = np.random.default_rng(11)
     sets = _random_sets(rng, n=2000)
     weights = idf_weights(sets)
     totals = doc_weight_totals(sets, weights)
-    for name, arr in (("values", sets.values), ("offsets", sets.offsets), ("weights", weights)):
+    for name, arr in (("values", sets.values), ("offsets", sets.offsets)):
         save_array(tmp_path / f"{name}.npy", arr)
+    _save_weights(tmp_path, sets, weights, by)
     a, b = rng.integers(0, len(sets), size=(2, 300))
     left, right = np.minimum(a, b), np.maximum(a, b)
     keep = left < right
@@ -95,11 +116,11 @@ def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_
     for score in ("weighted-overlap", "jaccard"):
         reads.clear()
         want = score_pairs(sets, left, right, score, weights=weights, totals=totals)
-        got = score_tiled(tmp_path, left, right, score, tiles, totals if score.startswith("weighted-") else None)
+        got = score_tiled(tmp_path, left, right, score, tiles)
         assert np.array_equal(got, want)
         other = sum(np.unique(right[tile_of(tiles, left) == t][tile_of(tiles, right[tile_of(tiles, left) == t]) != t]).size
                     for t in np.unique(tile_of(tiles, left)))
-        assert 0 < len(reads) <= other * (2 if score.startswith("weighted-") else 1)  # documents, not whole tiles
+        assert 0 < len(reads) <= other  # documents, not whole tiles; their values only (weights: the left's)
 
 
 def test_read_docs_gathers_documents_in_order_and_refuses_a_truncated_file(tmp_path):
@@ -347,10 +368,13 @@ def test_headers_numpy_writes_are_parsed_without_numpys_reader(tmp_path, monkeyp
     assert read_rows(flat, 2, 5).tolist() == [2, 3, 4]
 
 
-def test_weights_counted_in_tables_equal_idf_weights(tmp_path):
-    """The weights stage's table path: each span's values counted, the counts merged, the weights looked up
-    (spans written in any order) equal the IDF weights to the bit."""
-    from neardup.engine.tasks import count_values, weights_of_counts
+def test_weights_counted_in_tables_equal_idf_weights(tmp_path, monkeypatch):
+    """The weights stage's table path: each span's values counted, the counts merged and made weights in one
+    table, saved; its lookups, and the weights written from it (spans in any order), equal the IDF weights to
+    the bit; so do each document's totals of them, looked up a range of documents at a time."""
+    from neardup.engine import tasks
+    from neardup.engine.tasks import count_values, idf_table, totals_of_table, weights_of_table
+    from neardup.engine.tiles import IDF_TABLE, load_idf_table
 
     sets = _weights_stage_dir(tmp_path, seed=6)
     n = sets.values.size
@@ -358,9 +382,23 @@ def test_weights_counted_in_tables_equal_idf_weights(tmp_path):
     spans = list(zip(cuts[:-1], cuts[1:]))
     distinct = [count_values(str(tmp_path), i, lo, hi, 1 << 24) for i, (lo, hi) in enumerate(spans)]
     assert all(d > 0 for d in distinct) and sum(distinct) > np.unique(sets.values).size  # spans share values
+    assert load_idf_table(tmp_path) is None
+    assert idf_table(str(tmp_path), len(spans), 2.0, 1 << 24)
+    table = load_idf_table(tmp_path)
+    assert table.filled == np.unique(sets.values).size and table.filled * 2 <= table.slots.size // 2  # compact
+    assert np.array_equal(table.lookup(sets.values), idf_weights(sets, 2.0))
+    assert load_idf_table(tmp_path) is table  # loaded once a process
     for lo, hi in reversed(spans):
-        assert weights_of_counts(str(tmp_path), lo, hi, len(spans), 2.0, 1 << 24)
+        weights_of_table(str(tmp_path), lo, hi)
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
+    n_docs = len(sets)
+    np.lib.format.open_memmap(tmp_path / "totals.npy.tmp", mode="w+", dtype=np.float64, shape=(n_docs,)).flush()
+    monkeypatch.setattr(tasks, "TABLE_CHUNK_VALUES", 500)  # documents a few at a time, a chunk of values each
+    for lo, hi in reversed([(0, 7), (7, n_docs // 2), (n_docs // 2, n_docs)]):
+        totals_of_table(str(tmp_path), lo, hi)
+    assert np.array_equal(np.load(tmp_path / "totals.npy.tmp"), doc_weight_totals(sets, idf_weights(sets, 2.0)))
+    save_array(tmp_path / IDF_TABLE, np.zeros(2 << 16, dtype=np.uint64))  # a new file: read again
+    assert load_idf_table(tmp_path) is not table and load_idf_table(tmp_path).filled == 0
 
 
 def test_read_rows_into_a_buffer_reads_the_same_rows_and_refuses_one_that_cannot_hold_them(tmp_path):

@@ -48,8 +48,8 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, table_bytes, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
-from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, partition_frequencies, split_values,
-                                  weights_of_counts, weights_partition)
+from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
+                                  split_values, totals_of_table, weights_of_table, weights_partition)
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_shape, file_fingerprint, joined, load_array,
                                    release, save_array, trim_heap, work_root)
 from neardup.jit import pays
@@ -253,48 +253,78 @@ class ShardedRun(abc.ABC):
             self._rep = joined(self.wd.root)
         return self._rep
 
-    def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Stage 3: IDF weights aligned with the values (in the worker processes: counted in a hash table a
-        worker, :meth:`_weights_by_table`, or else by hash partitions of the values), and per-document totals
-        (weighted scores only)."""
+    def weights(self, per_value: bool = False) -> None:
+        """Stage 3 (weighted scores only), in the worker processes: each document's summed IDF weight
+        (``totals.npy``), and the IDF weight of every distinct value, where its document frequencies fit a
+        table (:meth:`_weights_by_table`, which saves it for verification to look up the weights of the left
+        documents of pairs); or else a weight for every value (``weights.npy``), by hash partitions of the
+        values. ``per_value``: ``weights.npy`` in any case (for a method that scores the joined representation
+        in this process, which is given the weights)."""
         if not self.method.weighted():
-            return None
-        path = self.wd.root / "weights.npy"
+            return
         if not self.wd.done("weights"):
             t0 = time.perf_counter()
             sets = self.representation().sets
             n_values = sets.values.shape[0]
             workers = self.plan.workers
             parts = weight_partitions(n_values, self.engine.memory_limit, workers)
-            tmp = self.wd.root / "weights.npy.tmp"
-            np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
             self.make_room(min(n_values * BYTES_PER_COUNTED_VALUE, int(self.engine.memory_limit * 0.3)))
             by_table = self._weights_by_table(n_values, len(sets))
             self.counts.update(weights_by="table" if by_table else "hash partitions" if parts > 1 else "one partition")
-            root, power, pool = str(self.wd.root), self.config.verify.idf_power, self.workers()
-            if not by_table and parts == 1:
-                pool.submit(weights_partition, root, 0, 1, power).result()
-            elif not by_table:  # the values grouped by partition in one read; each partition's frequencies; put
-                # back in order as weights
-                split = self._fresh_split()
-                per_split = split_size(self.engine.memory_limit, workers)
-                spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
-                _run_all(pool, [(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
-                _run_all(pool, [(partition_frequencies, root, p, len(spans)) for p in range(parts)])
-                self.wd.discard(split.glob("*.values.npy"))  # the grouped copy of the values: read by no later step
-                _run_all(pool, [(assemble_weights, root, i, lo, hi, parts, len(spans), power)
-                                for i, (lo, hi) in enumerate(spans)])
+            if by_table:
+                self._totals_of_table()
+            else:
+                self._per_value_weights(parts)
             self.wd.discard([self.wd.root / SPLIT_DIR])
-            out = load_array(tmp)
-            totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
-            del out
-            os.replace(tmp, path)
-            save_array(self.wd.root / "totals.npy", totals)
             self.wd.mark("weights")
             self.timed("weights", t0)
-        weights, totals = load_array(path), load_array(self.wd.root / "totals.npy", mmap=False)
-        self.representation().set_weights(self.config.verify.idf_power, weights, totals)
-        return weights, totals
+        if per_value:
+            if not (self.wd.root / "weights.npy").exists():
+                t0 = time.perf_counter()
+                self._per_value_weights(0)
+                self.timed("weights", t0)
+            weights, totals = load_array(self.wd.root / "weights.npy"), load_array(self.wd.root / "totals.npy",
+                                                                                  mmap=False)
+            self.representation().set_weights(self.config.verify.idf_power, weights, totals)
+
+    def _totals_of_table(self) -> None:
+        """``totals.npy``: each document's summed weight, looked up in the stage's table by the workers, a
+        range of documents (an equal share of the values) each task."""
+        offsets = np.asarray(self.representation().sets.offsets)
+        n = offsets.size - 1
+        tmp = self.wd.root / "totals.npy.tmp"
+        np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n,)).flush()
+        cuts = np.searchsorted(offsets, np.linspace(0, int(offsets[-1]), 2 * self.plan.workers + 1)[1:-1])
+        cuts = np.unique(np.concatenate([[0], np.clip(cuts, 0, n), [n]])).tolist()
+        _run_all(self.workers(), [(totals_of_table, str(self.wd.root), lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
+        os.replace(tmp, self.wd.root / "totals.npy")
+
+    def _per_value_weights(self, parts: int) -> None:
+        """``weights.npy``, a weight for every value (looked up in the stage's table when ``parts`` is 0, else
+        counted by ``parts`` hash partitions), and ``totals.npy``, each document's sum of them."""
+        sets = self.representation().sets
+        n_values = sets.values.shape[0]
+        root, power, pool = str(self.wd.root), self.config.verify.idf_power, self.workers()
+        tmp = self.wd.root / "weights.npy.tmp"
+        np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
+        if parts == 0:
+            cuts = np.linspace(0, n_values, self.plan.workers + 1).astype(np.int64).tolist()
+            _run_all(pool, [(weights_of_table, root, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+        elif parts == 1:
+            pool.submit(weights_partition, root, 0, 1, power).result()
+        else:  # the values grouped by partition in one read; each partition's frequencies; put back in order
+            split = self._fresh_split()
+            per_split = split_size(self.engine.memory_limit, self.plan.workers)
+            spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
+            _run_all(pool, [(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
+            _run_all(pool, [(partition_frequencies, root, p, len(spans)) for p in range(parts)])
+            self.wd.discard(split.glob("*.values.npy"))  # the grouped copy of the values: read by no later step
+            _run_all(pool, [(assemble_weights, root, i, lo, hi, parts, len(spans), power)
+                            for i, (lo, hi) in enumerate(spans)])
+        out = load_array(tmp)
+        totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
+        save_array(self.wd.root / "totals.npy", totals)  # before the weights: their file says both are complete
+        os.replace(tmp, self.wd.root / "weights.npy")
 
     def _fresh_split(self) -> Path:
         """The weights stage's splits folder, emptied of what a stopped run (or the table path) left."""
@@ -305,9 +335,9 @@ class ShardedRun(abc.ABC):
 
     def _weights_by_table(self, n_values: int, n_docs: int) -> bool:
         """The weights stage's fast path, where compiled loops run: each worker's share of the values counted
-        in a hash table (:func:`~neardup.engine.tasks.count_values`), the counts merged and the weights
-        looked up (:func:`~neardup.engine.tasks.weights_of_counts`). False, for the hash partitions to redo
-        the stage, when the distinct values do not fit a worker's table budget
+        in a hash table (:func:`~neardup.engine.tasks.count_values`), then the counts merged and made IDF
+        weights in one table, saved (:func:`~neardup.engine.tasks.idf_table`). False, for the hash partitions
+        to redo the stage, when the distinct values do not fit a worker's table budget
         (:func:`~neardup.engine.plan.table_bytes`); no more than a pass over the values is lost."""
         if not pays(n_values) or n_docs >= 2**32:
             return False
@@ -318,13 +348,12 @@ class ShardedRun(abc.ABC):
         spans = [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
         if min(_run_all(pool, [(count_values, root, i, lo, hi, budget) for i, (lo, hi) in enumerate(spans)])) < 0:
             return False
-        return all(_run_all(pool, [(weights_of_counts, root, lo, hi, len(spans), self.config.verify.idf_power, budget)
-                                   for lo, hi in spans]))
+        return bool(pool.submit(idf_table, root, len(spans), self.config.verify.idf_power, budget).result())
 
     def vector_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4 for a vector method: its candidates and scores over the joined representation, here."""
         rep = self.representation()
-        self.weights()
+        self.weights(per_value=True)
         t0 = time.perf_counter()
         left, right, _ = self.method.candidates(rep)
         self.timed("candidates", t0)

@@ -20,13 +20,15 @@ from neardup import methods
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.plan import TABLE_CHUNK_VALUES
-from neardup.engine.tiles import gather_rows, load_tiles, read_rows, score_tiled, write_rows
+from neardup.engine.tiles import (IDF_TABLE, gather_rows, load_idf_table, load_tiles, read_rows, score_tiled,
+                                  write_rows)
 from neardup.engine.workdir import (WorkDir, array_shape, load_array, release, save_array, save_npz, save_shard,
                                    trim_heap)
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.frequencies import FrequencyTable
-from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
+from neardup.text.shingle import ShingleSets
+from neardup.verify.overlap import doc_weight_totals, idf_of_frequencies, idf_weights_of_codes, value_codes
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
 #: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
@@ -267,21 +269,53 @@ def count_values(root: str, index: int, lo: int, hi: int, max_bytes: int) -> int
     return int(keys.size)
 
 
-def weights_of_counts(root: str, lo: int, hi: int, n_splits: int, idf_power: float, max_bytes: int) -> bool:
-    """IDF weights of values ``lo:hi``, written there into ``weights.npy.tmp``, from every split's counts
-    (:func:`count_values`) merged in one hash table; False, nothing written, when that table would need more
-    than ``max_bytes``."""
+def idf_table(root: str, n_splits: int, idf_power: float, max_bytes: int) -> bool:
+    """The IDF weight of every distinct value, from every split's counts (:func:`count_values`) merged in one
+    hash table, saved as the table's slots (:data:`~neardup.engine.tiles.IDF_TABLE`: verification looks up
+    the values it reads there, :func:`~neardup.engine.tiles.load_idf_table`); False, nothing written, when that
+    table would need more than ``max_bytes``."""
     table = FrequencyTable(max_bytes)
     for i in range(n_splits):
         if not table.add(*(load_array(path, mmap=False) for path in _counts_files(root, i))):
             return False
     n = corpus_size(root)
     table.map_counts(lambda df: idf_of_frequencies(df, n, idf_power))
+    table.compact()
+    save_array(Path(root) / IDF_TABLE, table.slots)
+    del table
+    trim_heap()
+    return True
+
+
+def totals_of_table(root: str, lo: int, hi: int) -> None:
+    """Each of documents ``lo:hi``'s sum of the IDF weights of its values, looked up in the work directory's
+    table (:func:`idf_table`), written there into ``totals.npy.tmp``: what verification needs of every
+    document it scores, where it looks up the weights of the left documents of pairs only (the same sums as
+    :func:`~neardup.verify.overlap.doc_weight_totals` of the whole corpus, to the bit)."""
+    table = load_idf_table(root)
+    assert table is not None, "totals_of_table: the weights stage saved no table"
+    offsets = load_array(Path(root) / "offsets.npy", mmap=False)
+    values = np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
+    weights = np.empty(TABLE_CHUNK_VALUES, dtype=np.float64)
+    while lo < hi:  # documents whose values fit a chunk (or one larger document alone)
+        end = min(hi, max(lo + 1, int(np.searchsorted(offsets, offsets[lo] + TABLE_CHUNK_VALUES, side="right")) - 1))
+        a, b = int(offsets[lo]), int(offsets[end])
+        vals = read_rows(Path(root) / "values.npy", a, b, values if b - a <= values.size else None)
+        w = table.lookup(vals, weights[: vals.size] if vals.size <= weights.size else None)
+        write_rows(Path(root) / "totals.npy.tmp", lo, doc_weight_totals(ShingleSets(vals, offsets[lo : end + 1] - a), w))
+        lo = end
+    trim_heap()
+
+
+def weights_of_table(root: str, lo: int, hi: int) -> None:
+    """IDF weights of values ``lo:hi`` looked up in the work directory's table (:func:`idf_table`), written
+    there into ``weights.npy.tmp``: for a method that scores the joined representation in one process."""
+    table = load_idf_table(root)
+    assert table is not None, "weights_of_table: the weights stage saved no table"
     weights = np.empty(TABLE_CHUNK_VALUES, dtype=np.float64)
     for a, chunk in _value_chunks(root, lo, hi):
         write_rows(Path(root) / "weights.npy.tmp", a, table.lookup(chunk, weights[: chunk.size]))
     trim_heap()
-    return True
 
 
 def table_keys(method: KeyedMethod, rep: Representation, docs: np.ndarray, tables: range, part: int = 0,
@@ -379,8 +413,7 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     if by_sketch:
         s = np.concatenate(scored)
     else:
-        totals = load_array(os.path.join(root, "totals.npy"), mmap=False) if method.weighted() else None
-        s = score_tiled(root, left, right, method.score_name, load_tiles(root), totals)
+        s = score_tiled(root, left, right, method.score_name, load_tiles(root))
     keep = s >= method.threshold - 1e-12
     return left[keep], right[keep], s[keep], int(left.size)
 
@@ -435,5 +468,6 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
 
 
 __all__ = ["SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
-           "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values",
-           "table_keys", "ungrouped", "value_partition", "verify_partition", "weights_partition"]
+           "idf_table", "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values",
+           "table_keys", "totals_of_table", "ungrouped", "value_partition", "verify_partition", "weights_of_table",
+           "weights_partition"]

@@ -1,6 +1,8 @@
 """Document tiles for verification at scale.
 
-Verifying a candidate pair reads the shingle values (and IDF weights) of its two documents. Read
+Verifying a candidate pair reads the shingle values of its two documents (and for a weighted score the
+IDF weights of its left one, looked up in the weights stage's table of distinct values, and both
+documents' summed weights). Read
 through a memory map, pairs touch the multi-gigabyte values file at random, and every touched page
 counts in the process's resident set (recent kernels map whole large folios per touch, so releasing
 pages after each block does not keep it small). Instead, the documents are cut into *tiles*:
@@ -9,13 +11,15 @@ tile of their left document; a worker reads that tile with plain file reads (pag
 then, for each other tile, only the documents its pairs name there (runs of nearby documents in one read:
 candidate pairs are sparse, so this reads a small part of the other tiles), and scores the pairs of each
 tile pair on small contiguous arrays. Resident memory is at most two tiles plus the pairs, whatever the
-corpus size; the scores are bit-identical to scoring on the whole arrays. Sketch rows of candidate pairs
+corpus size (and, for a weighted score, the table: at most a worker's share of the weights stage's memory,
+:func:`~neardup.engine.plan.table_bytes`); the scores are bit-identical to scoring on the whole arrays. Sketch rows of candidate pairs
 (MinHash estimates, sketch scores) are read the same way, a block of pairs at a time
 (:func:`gather_rows`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from pathlib import Path
@@ -26,7 +30,11 @@ import numpy as np
 from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
+from neardup.verify.frequencies import FrequencyTable
 from neardup.verify.overlap import score_pairs
+
+#: The weights stage's table of IDF weights by distinct value, in a work directory (:func:`load_idf_table`).
+IDF_TABLE = "idf-table.npy"
 
 #: Bytes a shingle value costs while its tile is loaded: the uint64 value, plus a float64 weight.
 _BYTES_PER_VALUE = {False: 8, True: 16}
@@ -248,33 +256,80 @@ class _Joined:
         return out
 
 
-class _Tile:
-    """One tile in memory: its documents' values (and weights) with local offsets."""
+def load_idf_table(root: str | os.PathLike[str]) -> FrequencyTable | None:
+    """The IDF weight of each distinct value of the work directory ``root``, as the weights stage saved it
+    (:data:`IDF_TABLE`), for lookups; None where that stage wrote a weight for each value instead. A process
+    loads it once a run (the file's identity is part of the cache's key)."""
+    path = Path(root) / IDF_TABLE
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return _idf_table(str(path), (stat.st_ino, stat.st_mtime_ns, stat.st_size))
 
-    def __init__(self, root: Path, offsets: np.ndarray, lo: int, hi: int, weighted: bool) -> None:
+
+@functools.lru_cache(maxsize=1)
+def _idf_table(path: str, identity: tuple[int, int, int]) -> FrequencyTable:
+    return FrequencyTable.of_slots(load_array(path, mmap=False), np.float64)
+
+
+class _Weights:
+    """IDF weights of a work directory's values as tiles read them, and each document's sum of them
+    (``totals.npy``). A pair's score reads the weights of its left document only (a value's weight is the
+    same in both documents, :func:`~neardup.verify.overlap.intersection_sizes`), so a tile needs the weights
+    of its documents that are the left one of a pair, and no other tile's: looked up in the weights stage's
+    table (:func:`load_idf_table`), or else read from its ``weights.npy``. Both give the same figures to the
+    bit."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.table = root, load_idf_table(root)
+        self.totals = load_array(root / "totals.npy", mmap=False)
+
+    def of_tile(self, tile: _Tile, left: np.ndarray) -> np.ndarray:
+        """The weights of a tile's values: those of documents ``left`` (the tile's own indices, ascending,
+        distinct); the rest 0 where looked up."""
+        if self.table is None:
+            return read_rows(self.root / "weights.npy", tile.a, tile.b)
+        weights = np.zeros(tile.values.size, dtype=np.float64)
+        starts, lengths = tile.offsets[left], tile.offsets[left + 1] - tile.offsets[left]
+        at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        weights[at] = self.table.lookup(tile.values[at])
+        return weights
+
+
+class _Tile:
+    """One tile in memory: its documents' values (and, for a weighted score, the weights of those that are
+    the left document of a pair, ``left``) with local offsets."""
+
+    def __init__(self, root: Path, offsets: np.ndarray, lo: int, hi: int, weights: _Weights | None = None,
+                 left: np.ndarray | None = None) -> None:
         self.lo, self.hi = lo, hi
-        a, b = int(offsets[lo]), int(offsets[hi])
-        self.offsets = offsets[lo : hi + 1] - a
-        self.values = read_rows(root / "values.npy", a, b)
-        self.weights = read_rows(root / "weights.npy", a, b) if weighted else None
+        self.a, self.b = int(offsets[lo]), int(offsets[hi])
+        self.offsets = offsets[lo : hi + 1] - self.a
+        self.values = read_rows(root / "values.npy", self.a, self.b)
+        self.weights = None
+        if weights is not None:
+            assert left is not None, "a weighted tile needs its pairs' left documents"
+            self.weights = weights.of_tile(self, np.unique(left - lo))
 
 
 def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarray, score: str,
-                tiles: np.ndarray, totals: np.ndarray | None = None) -> np.ndarray:
+                tiles: np.ndarray) -> np.ndarray:
     """Exact ``score`` of each pair (``left < right``, global document indices) from the joined
     arrays of the work directory ``root``, reading two tiles at a time. Pairs may come in any order;
-    each left tile is read once, and with it the documents of other tiles that its pairs name."""
+    each left tile is read once, and with it the documents of other tiles that its pairs name. A weighted
+    score takes the weights stage's output (:class:`_Weights`)."""
     root = Path(root)
     offsets = load_array(root / "offsets.npy", mmap=False)
-    weighted = score.startswith("weighted-")
     out = np.empty(left.size, dtype=np.float64)
     if left.size == 0:
         return out
+    weights = _Weights(root) if score.startswith("weighted-") else None
     tl = tile_of(tiles, left).astype(np.int32)
     tr = tile_of(tiles, right).astype(np.int32)
     for ta in np.unique(tl):
         in_a = np.flatnonzero(tl == ta)
-        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weighted)
+        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, left[in_a])
         tr_a = tr[in_a]
         for tb in np.unique(tr_a):
             seg = in_a[tr_a == tb]
@@ -282,16 +337,19 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
             if tb == ta:
                 sets = ShingleSets(a_tile.values, a_tile.offsets)
                 rgt = right[seg] - a_tile.lo
-                w, tot = a_tile.weights, None if totals is None else totals[a_tile.lo : a_tile.hi]
-            else:  # the other tile's documents that this tile's pairs name, read beside this tile
+                w = a_tile.weights
+                tot = None if weights is None else weights.totals[a_tile.lo : a_tile.hi]
+            else:  # the other tile's documents that this tile's pairs name, read beside this tile (their
+                # values only: a pair's shared weight is read from its left document)
                 others = np.unique(right[seg])
                 sizes = offsets[others + 1] - offsets[others]
-                b_offsets = np.cumsum(sizes) + a_tile.offsets[-1]
                 sets = ShingleSets(_Joined(a_tile.values, read_docs(root / "values.npy", offsets, others)),  # type: ignore[arg-type]
-                                   np.concatenate([a_tile.offsets, b_offsets]))
+                                   np.concatenate([a_tile.offsets, np.cumsum(sizes) + a_tile.offsets[-1]]))
                 rgt = np.searchsorted(others, right[seg]) + (a_tile.hi - a_tile.lo)
-                w = None if not weighted else _Joined(a_tile.weights, read_docs(root / "weights.npy", offsets, others))
-                tot = None if totals is None else np.concatenate([totals[a_tile.lo : a_tile.hi], totals[others]])
+                w = tot = None
+                if weights is not None:
+                    w = _Joined(a_tile.weights, np.zeros(0))
+                    tot = np.concatenate([weights.totals[a_tile.lo : a_tile.hi], weights.totals[others]])
             out[seg] = score_pairs(sets, lft, rgt, score, weights=w, totals=tot)
             del sets, w
         del a_tile  # before the next left tile is read

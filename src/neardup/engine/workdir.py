@@ -12,8 +12,11 @@ Layout of a work directory::
     shards/NNNNNN.vectors.npy     document embeddings; chunks.npy, chunk_offsets.npy: chunk embeddings
     shards/NNNNNN.texts.parquet   the texts (only for a method whose score reads them)
     shards/NNNNNN.done            written last: the shard is complete
-    values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy weights.npy
+    values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy
     representative_keys.npy       the shards joined (memory-mapped later)
+    totals.npy                    each document's summed IDF weight (weighted scores), and ...
+    idf-table.npy                 ... the IDF weight of each distinct value (a hash table's slots), or else
+    weights.npy                   the weight of each value (also kept for a method scoring in one process)
     pairs/PPP-TAG.npy             candidate pair codes spilled by partition PPP
     discarded/                    files no later step reads, being deleted in the background (:meth:`WorkDir.discard`)
     verified.npz                  verified pairs (left, right, score)

@@ -80,6 +80,36 @@ class FrequencyTable:
                 return False
             self._resize(self.bits + 1)  # a quarter full: twice the slots
 
+    @classmethod
+    def of_slots(cls, slots: np.ndarray, items: np.dtype | type) -> FrequencyTable:
+        """A table over another table's :attr:`slots` (e.g. saved to disk after :meth:`map_counts` and
+        :meth:`compact`), holding ``items``: for :meth:`lookup` (and :meth:`entries`), not :meth:`add`.
+
+        >>> t = FrequencyTable(2**20)
+        >>> t.add(np.array([5, 7, 5], dtype=np.uint64))
+        True
+        >>> t.map_counts(lambda c: c * 0.5)
+        >>> FrequencyTable.of_slots(t.slots.copy(), np.float64).lookup(np.array([5, 9], dtype=np.uint64)).tolist()
+        [1.0, 0.0]
+        """
+        slots = np.ascontiguousarray(slots, dtype=np.uint64)
+        bits = slots.size.bit_length() - 2
+        if slots.ndim != 1 or slots.size != 2 << bits:
+            raise ValueError(f"of_slots: a table's slots are two items each, a power of two of them; got {slots.shape}")
+        table = cls(24 << bits)
+        table.slots, table.bits, table.max_bits = slots, bits, bits
+        table.filled = int(np.count_nonzero(slots[1::2]))
+        table.items = np.dtype(items)
+        return table
+
+    def compact(self) -> None:
+        """The fewest slots (a power of two) that leave the table at most half full: a table kept for lookups
+        (counting grows it while a quarter full) in half the memory, or a quarter."""
+        self._check("compact")
+        bits = max(_FIRST_BITS, (2 * self.filled - 1).bit_length())
+        if bits < self.bits:
+            self._resize(bits)
+
     def _resize(self, bits: int) -> None:
         """``2**bits`` slots, every entry moved to its slot there."""
         slots = np.zeros(2 << bits, dtype=np.uint64)

@@ -115,7 +115,9 @@ def value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, block: int = 2048,
                        weights: np.ndarray | None = None, codes: np.ndarray | None = None) -> np.ndarray:
     """``|A∩B|`` for many pairs at once (vectorised over blocks of pairs); with ``weights``
-    (aligned with ``sets.values``) the summed weight of the shared values instead.
+    (aligned with ``sets.values``; a value's weight is the same wherever it occurs) the summed weight of the
+    shared values instead, read from the left documents' positions only (the chunked engine's tiles look up
+    no weights for right documents).
 
     With ``codes`` (:func:`value_codes` of ``sets.values``, for sets held in memory) each left document's
     values are marked in a table indexed by code and each right document's values looked up in it:
@@ -146,7 +148,7 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
         order = sort_by_group(tags, vals, lb.size, runs=True)  # two runs: left sides, right sides
         t, v = tags[order], vals[order]
         dup = (t[1:] == t[:-1]) & (v[1:] == v[:-1])
-        w = None if weights is None else weights[idx[order][1:][dup]]
+        w = None if weights is None else weights[idx[order][:-1][dup]]  # the left document's (as sorted first)
         out[lo : lo + block] = np.bincount(t[1:][dup], weights=w, minlength=lb.size)
     return out
 
@@ -190,8 +192,8 @@ def _merge_loop(va: np.ndarray, vb: np.ndarray, offsets: np.ndarray, left: np.nd
             elif y < x:
                 j += 1
             else:
-                if weighted:
-                    total += wa[j] if j < split else wb[j - split]
+                if weighted:  # the left document's weight of the value (equal values, equal weights)
+                    total += wa[i] if i < split else wb[i - split]
                 else:
                     total += 1.0
                 i += 1
