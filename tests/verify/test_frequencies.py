@@ -90,3 +90,37 @@ def test_a_table_gives_up_past_its_memory_and_refuses_misuse():
         ok.lookup(np.array([4], dtype=np.uint64), np.empty(1, dtype=np.uint64))
     with pytest.raises(ValueError, match="replaced"):
         ok.add(np.array([4], dtype=np.uint64))
+
+
+@given(values, st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), max_size=6))
+@settings(max_examples=100, deadline=None)
+def test_a_compacted_table_saved_as_slots_looks_up_what_it_counted_and_ranges_too(batch, spans):
+    """What the weights stage saves for verification: the counts made weights, the table compacted to at most
+    half full, rebuilt from its slots; its lookups, of all values or of ranges of them, are the weights."""
+    every = np.array(batch, dtype=np.uint64)
+    table = FrequencyTable(1 << 24)
+    assert table.add(every)
+    table.map_counts(lambda df: idf_of_frequencies(df, 1000, 2.0))
+    before = table.lookup(every)
+    table.compact()
+    loaded = FrequencyTable.of_slots(table.slots.copy(), np.float64)
+    assert loaded.filled == np.unique(every).size and loaded.filled * 2 <= loaded.slots.size // 2
+    assert np.array_equal(loaded.lookup(every), before)
+    starts = np.array([min(a, b, every.size) for a, b in spans], dtype=np.int64)
+    ends = np.array([min(max(a, b), every.size) for a, b in spans], dtype=np.int64)
+    out = np.full(every.size, -1.0)
+    loaded.lookup_ranges(every, starts, ends, out)
+    inside = np.zeros(every.size, dtype=bool)
+    for a, b in zip(starts, ends):
+        inside[a:b] = True
+    assert np.array_equal(out[inside], before[inside]) and (out[~inside] == -1.0).all()
+
+
+def test_a_grown_table_compacts_to_half_full_and_refuses_bad_slots():
+    table = FrequencyTable(1 << 26)
+    assert table.add(np.arange(100_000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    assert table.slots.size // 2 == 1 << 19  # grown while a quarter full
+    table.compact()
+    assert table.slots.size // 2 == 1 << 18 and table.lookup(np.array([0], dtype=np.uint64)).tolist() == [1]
+    with pytest.raises(ValueError, match="power of two"):
+        FrequencyTable.of_slots(np.zeros(6, dtype=np.uint64), np.float64)

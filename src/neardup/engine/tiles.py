@@ -291,9 +291,7 @@ class _Weights:
         if self.table is None:
             return read_rows(self.root / "weights.npy", tile.a, tile.b)
         weights = np.zeros(tile.values.size, dtype=np.float64)
-        starts, lengths = tile.offsets[left], tile.offsets[left + 1] - tile.offsets[left]
-        at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-        weights[at] = self.table.lookup(tile.values[at])
+        self.table.lookup_ranges(tile.values, tile.offsets[left], tile.offsets[left + 1], weights)
         return weights
 
 

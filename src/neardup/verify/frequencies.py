@@ -179,6 +179,27 @@ class FrequencyTable:
         _lookup_loop(values, self.slots, np.uint64(64 - self.bits), out.view(np.uint64))
         return out
 
+    def lookup_ranges(self, values: np.ndarray, starts: np.ndarray, ends: np.ndarray, out: np.ndarray) -> None:
+        """:meth:`lookup` of ``values[starts[k]:ends[k]]`` for every k, written at the same positions of ``out``
+        (as long as ``values``, of the items' type); its other positions are left as they are.
+
+        >>> t = FrequencyTable(2**20)
+        >>> t.add(np.array([5, 7, 5], dtype=np.uint64))
+        True
+        >>> out = np.full(4, 9, dtype=np.uint64)
+        >>> t.lookup_ranges(np.array([5, 7, 5, 8], dtype=np.uint64), np.array([0, 2]), np.array([1, 4]), out)
+        >>> out.tolist()
+        [2, 9, 2, 0]
+        """
+        self._check("lookup_ranges")
+        values = np.ascontiguousarray(values, dtype=np.uint64)
+        if out.shape != values.shape or out.dtype != self.items or not out.flags.c_contiguous:
+            raise ValueError(f"lookup_ranges: out must be {values.size} contiguous {self.items}, got {out.size} {out.dtype}")
+        starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+        if starts.shape != ends.shape or (starts.size and (starts.min() < 0 or ends.max() > values.size)):
+            raise ValueError("lookup_ranges: ranges must lie within the values")
+        _lookup_ranges_loop(values, starts, ends, self.slots, np.uint64(64 - self.bits), out.view(np.uint64))
+
 
 def counts_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values, ascending, and their counts (NumPy): :meth:`FrequencyTable.entries` after
@@ -242,6 +263,23 @@ def _entries_loop(slots: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> No
             keys[k] = slots[2 * s]
             counts[k] = slots[2 * s + 1]
             k += 1
+
+
+@compiled
+def _lookup_ranges_loop(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, items: np.ndarray,
+                        shift: np.uint64, out: np.ndarray) -> None:
+    """:func:`_lookup_loop` over ``values[starts[k]:ends[k]]`` for every k, into the same positions of ``out``."""
+    mask = items.size // 2 - 1
+    for k in range(starts.size):
+        for i in range(starts[k], ends[k]):
+            x = values[i]
+            h = np.int64((x * _SPREAD) >> shift)
+            while True:
+                item = items[2 * h + 1]
+                if items[2 * h] == x or item == 0:
+                    out[i] = item
+                    break
+                h = (h + 1) & mask
 
 
 @compiled
