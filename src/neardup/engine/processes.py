@@ -217,6 +217,6 @@ def pool_held_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
     return sum(held_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["ARROW_IMPORTS", "SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes", "import_arrow_imports",
-           "import_while_workers_start", "pool_held_bytes", "process_pool",
-           "start_server", "stop_pool", "worker_pool"]
+__all__ = ["ARROW_IMPORTS", "SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes",
+           "import_arrow_imports", "import_while_workers_start", "pool_held_bytes", "process_pool", "start_server",
+           "stop_pool", "worker_pool"]

@@ -302,7 +302,8 @@ def totals_of_table(root: str, lo: int, hi: int) -> None:
         a, b = int(offsets[lo]), int(offsets[end])
         vals = read_rows(Path(root) / "values.npy", a, b, values if b - a <= values.size else None)
         w = table.lookup(vals, weights[: vals.size] if vals.size <= weights.size else None)
-        write_rows(Path(root) / "totals.npy.tmp", lo, doc_weight_totals(ShingleSets(vals, offsets[lo : end + 1] - a), w))
+        totals = doc_weight_totals(ShingleSets(vals, offsets[lo : end + 1] - a), w)
+        write_rows(Path(root) / "totals.npy.tmp", lo, totals)
         lo = end
     trim_heap()
 
@@ -468,6 +469,6 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
 
 
 __all__ = ["SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
-           "idf_table", "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs", "split_values",
-           "table_keys", "totals_of_table", "ungrouped", "value_partition", "verify_partition", "weights_of_table",
-           "weights_partition"]
+           "idf_table", "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs",
+           "split_values", "table_keys", "totals_of_table", "ungrouped", "value_partition", "verify_partition",
+           "weights_of_table", "weights_partition"]

@@ -2,19 +2,19 @@
 
 Verifying a candidate pair reads the shingle values of its two documents (and for a weighted score the
 IDF weights of its left one, looked up in the weights stage's table of distinct values, and both
-documents' summed weights). Read
-through a memory map, pairs touch the multi-gigabyte values file at random, and every touched page
-counts in the process's resident set (recent kernels map whole large folios per touch, so releasing
-pages after each block does not keep it small). Instead, the documents are cut into *tiles*:
+documents' summed weights). Read through a memory map, pairs touch the multi-gigabyte values file at
+random, and every touched page counts in the process's resident set (recent kernels map whole large folios
+per touch, so releasing pages after each block does not keep it small). Instead, the documents are cut into
+*tiles*:
 contiguous document ranges whose values fit a memory budget. Candidate pairs are partitioned by the
 tile of their left document; a worker reads that tile with plain file reads (page cache, not mapped),
 then, for each other tile, only the documents its pairs name there (runs of nearby documents in one read:
 candidate pairs are sparse, so this reads a small part of the other tiles), and scores the pairs of each
 tile pair on small contiguous arrays. Resident memory is at most two tiles plus the pairs, whatever the
 corpus size (and, for a weighted score, the table: at most a worker's share of the weights stage's memory,
-:func:`~neardup.engine.plan.table_bytes`); the scores are bit-identical to scoring on the whole arrays. Sketch rows of candidate pairs
-(MinHash estimates, sketch scores) are read the same way, a block of pairs at a time
-(:func:`gather_rows`).
+:func:`~neardup.engine.plan.table_bytes`); the scores are bit-identical to scoring on the whole arrays.
+Sketch rows of candidate pairs (MinHash estimates, sketch scores) are read the same way, a block of pairs at
+a time (:func:`gather_rows`).
 """
 
 from __future__ import annotations

@@ -194,7 +194,8 @@ class FrequencyTable:
         self._check("lookup_ranges")
         values = np.ascontiguousarray(values, dtype=np.uint64)
         if out.shape != values.shape or out.dtype != self.items or not out.flags.c_contiguous:
-            raise ValueError(f"lookup_ranges: out must be {values.size} contiguous {self.items}, got {out.size} {out.dtype}")
+            raise ValueError(f"lookup_ranges: out must be {values.size} contiguous {self.items}, "
+                             f"got {out.size} {out.dtype}")
         starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
         if starts.shape != ends.shape or (starts.size and (starts.min() < 0 or ends.max() > values.size)):
             raise ValueError("lookup_ranges: ranges must lie within the values")
