@@ -146,6 +146,31 @@ def test_a_small_input_runs_in_this_process_unless_workers_are_asked_for(example
     assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large") == _outputs(tmp_path / "asked")
 
 
+def test_the_evidence_texts_are_read_again_by_a_worker_while_this_process_clusters(example_path, tmp_path, monkeypatch):
+    """With worker processes, the evidence's text store (the input read again for the documents in pairs) is
+    begun in a worker as soon as the pairs are known, and has been written when the evidence needs it; one
+    worker (this process) writes it itself, at the evidence. The same evidence either way."""
+    from neardup.engine import evidence
+
+    begun = []
+    real = evidence.start_text_store
+
+    def spy(run, n_shards, left, right):
+        store = real(run, n_shards, left, right)
+        begun.append((store, run.wd.done("texts")))
+        return store
+
+    monkeypatch.setattr(evidence, "start_text_store", spy)
+    run_chunked(example_path, tmp_path / "two", DedupConfig(), EngineConfig(workers=2, batch_docs=40, progress=False))
+    run_chunked(example_path, tmp_path / "one", DedupConfig(), EngineConfig(workers=1, batch_docs=40, progress=False))
+    (two, two_done), (one, _) = begun
+    assert two is not None and two.done() and two.exception() is None and not two_done
+    assert one is None
+    assert _outputs(tmp_path / "two") == _outputs(tmp_path / "one")
+    assert pq.read_table(tmp_path / "two" / "evidence.parquet").equals(pq.read_table(tmp_path / "one" / "evidence.parquet"))
+    assert pq.read_table(tmp_path / "two" / "evidence.parquet").num_rows > 50
+
+
 def test_workers_start_cleanly_after_native_thread_pools_ran_in_the_parent(example_path, tmp_path):
     """Regression: rensa's Rust thread pool, started in the parent, deadlocked plainly forked workers."""
     script = (

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,25 +71,52 @@ class TextStore:
 def write_text_store(run: ShardedRun, n_shards: int, docs: np.ndarray, root: Path) -> None:
     """Read the input again and write the texts of documents ``docs`` (sorted indices) to a store in
     ``root``: only the records at their input lines (the map stage recorded them) are parsed."""
-    root.mkdir(parents=True, exist_ok=True)
-    lines = np.empty(docs.size, dtype=np.int64)  # input lines of the documents: a shard's column at a time
+    write_texts(str(root), run.input, input_lines(run, n_shards, docs), docs, run.read.text_field)
+
+
+def input_lines(run: ShardedRun, n_shards: int, docs: np.ndarray) -> np.ndarray:
+    """The input lines of documents ``docs`` (sorted indices), as the map stage recorded them: a shard's
+    column at a time."""
+    lines = np.empty(docs.size, dtype=np.int64)
     bounds = np.cumsum([0, *run.shard_sizes()[:n_shards]])
     cut = np.searchsorted(docs, bounds)
     for i in range(n_shards):
         if cut[i + 1] > cut[i]:
             column = pq.read_table(run.wd.shard(i, "ids.parquet"), columns=["line"])["line"].to_numpy()
             lines[cut[i] : cut[i + 1]] = column[docs[cut[i] : cut[i + 1]] - bounds[i]]
+    return lines
+
+
+def write_texts(root: str, source: str | os.PathLike[str], lines: np.ndarray, docs: np.ndarray,
+                text_field: str) -> None:
+    """Worker task (or this process's): the texts of documents ``docs`` (sorted indices), read from the
+    input ``source`` at ``lines``, written to the text store in ``root``."""
+    store = Path(root)
+    store.mkdir(parents=True, exist_ok=True)
     offsets = np.zeros(docs.size + 1, dtype=np.int64)
     k = 0
-    with atomic_path(root / "texts.bin", durable=False) as tmp, open(tmp, "wb") as fh:
-        for k, text in enumerate(texts_at(run.input, lines.tolist(), run.read.text_field), start=1):
+    with atomic_path(store / "texts.bin", durable=False) as tmp, open(tmp, "wb") as fh:
+        for k, text in enumerate(texts_at(source, lines.tolist(), text_field), start=1):
             data = text.encode("utf-8", "surrogatepass")
             fh.write(data)
             offsets[k] = offsets[k - 1] + len(data)
     if k != docs.size:
         raise RuntimeError(f"the input changed during the run: {docs.size - k} documents in pairs not found again")
-    save_array(root / "text_offsets.npy", offsets)
-    save_array(root / "text_docs.npy", docs)
+    save_array(store / "text_offsets.npy", offsets)
+    save_array(store / "text_docs.npy", docs)
+
+
+def start_text_store(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray) -> Future[None] | None:
+    """The evidence's text store of the verified pairs ``left``, ``right``, begun in a worker process, so
+    that it is written while this process clusters and writes the outputs (the workers idle then); None
+    where there is nothing to begin (no pairs, one worker that is this process, or a resumed run that has
+    the store), and :func:`write_run_evidence` writes it itself."""
+    pool = run.workers()
+    if run.wd.done("texts") or left.size == 0 or not isinstance(pool, ProcessPoolExecutor):
+        return None
+    docs = np.unique(np.concatenate([left, right])).astype(np.int64)
+    return pool.submit(write_texts, str(run.wd.root / "evidence"), run.input, input_lines(run, n_shards, docs), docs,
+                       run.read.text_field)
 
 
 def evidence_part(root: str, part: int, left_ids: list[str], right_ids: list[str], left: np.ndarray,
@@ -129,13 +156,18 @@ def _parts(root: Path, count: int) -> Iterator[pa.Table]:
         yield pq.read_table(root / f"{part:06d}.parquet")
 
 
-def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> None:
-    """The evidence stage: ``evidence.parquet`` of the verified pairs (sorted, as in ``pairs.parquet``)."""
+def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray,
+                       store: Future[None] | None = None) -> None:
+    """The evidence stage: ``evidence.parquet`` of the verified pairs (sorted, as in ``pairs.parquet``); the
+    text store from ``store`` (:func:`start_text_store`) where it was begun."""
     t0 = time.perf_counter()
     root = run.wd.root / "evidence"
     views = run.method.views(run.representation(), left, right, scores)
     docs = np.unique(np.concatenate([left, right])).astype(np.int64)
-    if not run.wd.done("texts"):
+    if store is not None:
+        store.result()
+        run.wd.mark("texts")
+    elif not run.wd.done("texts"):
         write_text_store(run, n_shards, docs, root)
         run.wd.mark("texts")
     names = run.ids_for(n_shards, docs)
@@ -164,5 +196,5 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
     run.timed("evidence", t0)
 
 
-__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "task_count", "write_run_evidence",
-           "write_text_store"]
+__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "input_lines", "start_text_store",
+           "task_count", "write_run_evidence", "write_text_store", "write_texts"]

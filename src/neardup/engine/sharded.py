@@ -469,6 +469,11 @@ class ShardedRun(abc.ABC):
                     left, right, scores = self.keyed_pairs()
                 else:
                     left, right, scores = self.vector_pairs()
+                store = None
+                if self.engine.evidence:  # its texts read again by a worker while this process clusters, writes
+                    from neardup.engine.evidence import start_text_store
+
+                    store = start_text_store(self, n_shards, left, right)
                 clusters = self.cluster(left, right, scores)
                 self.write(n_shards, clusters, left, right, scores)
                 counts = ClusterCounts.of(clusters, lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist())
@@ -476,8 +481,10 @@ class ShardedRun(abc.ABC):
                 if self.engine.evidence:  # on the same workers (replaced if they hold too much)
                     from neardup.engine.evidence import write_run_evidence
 
+                    if store is not None:
+                        store.result()  # before the workers may be replaced
                     self.make_room(0)
-                    write_run_evidence(self, n_shards, left, right, scores)
+                    write_run_evidence(self, n_shards, left, right, scores, store)
             except BaseException:
                 self.close(now=True)
                 raise
