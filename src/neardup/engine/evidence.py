@@ -7,7 +7,8 @@ processes; must not find passages (:mod:`neardup.verify.passages`), build eviden
 
 The map stage keeps no text, so the input is read again (as :mod:`neardup.io.keep` does; of a JSONL file,
 only the lines of the documents in pairs are parsed) and the texts of the documents in pairs, and only
-those, are written to a text store in the work directory: their UTF-8 bytes one after the other
+those, are written to a text store in the work directory (by a worker, begun as soon as the pairs are
+known, while this process clusters and writes the outputs): their UTF-8 bytes one after the other
 (``texts.bin``) and where each starts (``text_offsets.npy``), each text read back by one positioned read
 (not a memory map: pairs touch the store at random, and a map would keep every touched folio of it in a
 worker's resident set, 365 MB a worker for the word path at a million stories). Pairs are then cut into

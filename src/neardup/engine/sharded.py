@@ -13,13 +13,16 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
    embedded) by the method in a worker and written as a shard. Texts are never held beyond their batch.
 2. ``join``: the shards' arrays are concatenated into single files, memory-mapped from then on (and deleted
    from the shards).
-3. ``weights``: document frequencies of shingles (for IDF-weighted scores), one hash partition at a time.
+3. ``weights``: document frequencies of shingles (for IDF-weighted scores), counted in a hash table a
+   worker and kept as a table of each distinct value's IDF weight, with each document's summed weight; or,
+   where the distinct values do not fit, a weight for every value, one hash partition at a time.
 4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time (hash partitions of
    the keys when a table is large), pairs spilled to disk by partition, then each partition
    de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
    process over the joined vectors (which must fit in memory).
 5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically.
-6. ``evidence`` (unless turned off): each pair's views and shared passages (:mod:`neardup.engine.evidence`).
+6. ``evidence`` (unless turned off): each pair's views and shared passages (:mod:`neardup.engine.evidence`);
+   its texts are read again by a worker while this process clusters and writes.
 """
 
 from __future__ import annotations
