@@ -111,7 +111,7 @@ def start_text_store(run: ShardedRun, n_shards: int, left: np.ndarray, right: np
     """The evidence's text store of the verified pairs ``left``, ``right``, begun in a worker process, so
     that it is written while this process clusters and writes the outputs (the workers idle then); None
     where there is nothing to begin (no pairs, one worker that is this process, or a resumed run that has
-    the store), and :func:`write_run_evidence` writes it itself."""
+    the store), and :func:`write_run_evidence` writes it itself. :func:`finish_text_store` waits for it."""
     pool = run.workers()
     if run.wd.done("texts") or left.size == 0 or not isinstance(pool, ProcessPoolExecutor):
         return None
@@ -157,18 +157,21 @@ def _parts(root: Path, count: int) -> Iterator[pa.Table]:
         yield pq.read_table(root / f"{part:06d}.parquet")
 
 
-def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray,
-                       store: Future[None] | None = None) -> None:
+def finish_text_store(run: ShardedRun, store: Future[None] | None) -> None:
+    """Wait for the text store :func:`start_text_store` began (a no-op for None), and mark it written."""
+    if store is not None:
+        store.result()
+        run.wd.mark("texts")
+
+
+def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> None:
     """The evidence stage: ``evidence.parquet`` of the verified pairs (sorted, as in ``pairs.parquet``); the
-    text store from ``store`` (:func:`start_text_store`) where it was begun."""
+    text store written here unless it was (:func:`finish_text_store`)."""
     t0 = time.perf_counter()
     root = run.wd.root / "evidence"
     views = run.method.views(run.representation(), left, right, scores)
     docs = np.unique(np.concatenate([left, right])).astype(np.int64)
-    if store is not None:
-        store.result()
-        run.wd.mark("texts")
-    elif not run.wd.done("texts"):
+    if not run.wd.done("texts"):
         write_text_store(run, n_shards, docs, root)
         run.wd.mark("texts")
     names = run.ids_for(n_shards, docs)
@@ -197,5 +200,5 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
     run.timed("evidence", t0)
 
 
-__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "input_lines", "start_text_store",
-           "task_count", "write_run_evidence", "write_text_store", "write_texts"]
+__all__ = ["MIN_PAIRS_PER_TASK", "PAIRS_PER_TASK", "TextStore", "evidence_part", "finish_text_store", "input_lines",
+           "start_text_store", "task_count", "write_run_evidence", "write_text_store", "write_texts"]

@@ -482,12 +482,11 @@ class ShardedRun(abc.ABC):
                 counts = ClusterCounts.of(clusters, lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist())
                 del clusters  # the summary needs only its counts: 17 bytes a document freed before the evidence
                 if self.engine.evidence:  # on the same workers (replaced if they hold too much)
-                    from neardup.engine.evidence import write_run_evidence
+                    from neardup.engine.evidence import finish_text_store, write_run_evidence
 
-                    if store is not None:
-                        store.result()  # before the workers may be replaced
+                    finish_text_store(self, store)  # before the workers may be replaced
                     self.make_room(0)
-                    write_run_evidence(self, n_shards, left, right, scores, store)
+                    write_run_evidence(self, n_shards, left, right, scores)
             except BaseException:
                 self.close(now=True)
                 raise

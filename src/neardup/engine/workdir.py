@@ -335,8 +335,9 @@ def trim_heap() -> None:
     as the largest stage it has run."""
     if "pyarrow" in sys.modules:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
-    if _glibc() is not None:
-        _glibc().malloc_trim(0)
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 #: glibc's ``mallopt`` parameters (malloc.h): ``M_TRIM_THRESHOLD``, ``M_MMAP_THRESHOLD``.

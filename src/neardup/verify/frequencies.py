@@ -176,7 +176,8 @@ class FrequencyTable:
             out = np.empty(values.size, dtype=self.items)
         elif out.shape != values.shape or out.dtype != self.items or not out.flags.c_contiguous:
             raise ValueError(f"lookup: out must be {values.size} contiguous {self.items}, got {out.size} {out.dtype}")
-        _lookup_loop(values, self.slots, np.uint64(64 - self.bits), out.view(np.uint64))
+        _lookup_loop(values, np.zeros(1, dtype=np.int64), np.full(1, values.size, dtype=np.int64), self.slots,
+                     np.uint64(64 - self.bits), out.view(np.uint64))
         return out
 
     def lookup_ranges(self, values: np.ndarray, starts: np.ndarray, ends: np.ndarray, out: np.ndarray) -> None:
@@ -199,7 +200,7 @@ class FrequencyTable:
         starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
         if starts.shape != ends.shape or (starts.size and (starts.min() < 0 or ends.max() > values.size)):
             raise ValueError("lookup_ranges: ranges must lie within the values")
-        _lookup_ranges_loop(values, starts, ends, self.slots, np.uint64(64 - self.bits), out.view(np.uint64))
+        _lookup_loop(values, starts, ends, self.slots, np.uint64(64 - self.bits), out.view(np.uint64))
 
 
 def counts_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -267,9 +268,11 @@ def _entries_loop(slots: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> No
 
 
 @compiled
-def _lookup_ranges_loop(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, items: np.ndarray,
-                        shift: np.uint64, out: np.ndarray) -> None:
-    """:func:`_lookup_loop` over ``values[starts[k]:ends[k]]`` for every k, into the same positions of ``out``."""
+def _lookup_loop(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, items: np.ndarray, shift: np.uint64,
+                 out: np.ndarray) -> None:
+    """``out[i]`` for every ``i`` of the ranges ``starts[k]:ends[k]``: the item of ``values[i]``'s slot in
+    ``items`` (laid out as a table's slots: a value, then its item, never 0 in a used slot), 0 when it has
+    none."""
     mask = items.size // 2 - 1
     for k in range(starts.size):
         for i in range(starts[k], ends[k]):
@@ -277,23 +280,7 @@ def _lookup_ranges_loop(values: np.ndarray, starts: np.ndarray, ends: np.ndarray
             h = np.int64((x * _SPREAD) >> shift)
             while True:
                 item = items[2 * h + 1]
-                if items[2 * h] == x or item == 0:
+                if items[2 * h] == x or item == 0:  # found, or a free slot (value 0, item 0): not there
                     out[i] = item
                     break
                 h = (h + 1) & mask
-
-
-@compiled
-def _lookup_loop(values: np.ndarray, items: np.ndarray, shift: np.uint64, out: np.ndarray) -> None:
-    """``out[i]``: the item of ``values[i]``'s slot in ``items`` (laid out as a table's slots: a value, then
-    its item, never 0 in a used slot), 0 when it has none."""
-    mask = items.size // 2 - 1
-    for i in range(values.size):
-        x = values[i]
-        h = np.int64((x * _SPREAD) >> shift)
-        while True:
-            item = items[2 * h + 1]
-            if items[2 * h] == x or item == 0:  # found, or a free slot (value 0, item 0): not there
-                out[i] = item
-                break
-            h = (h + 1) & mask
