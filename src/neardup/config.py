@@ -231,8 +231,8 @@ class MinHashConfig:
     ``min_collisions`` of the ``num_perm`` values agree (the seed papers' k hashes / c collisions rule).
     ``candidates_per_doc``: a candidate budget; when set (and bands and rows are not), the LSH threshold
     is chosen on the corpus itself: the lowest of :data:`neardup.methods.minhash.LSH_LADDER` whose
-    candidate pairs per document, estimated on random pairs of the corpus's own signatures, stay within
-    it (character shingles share many common n-grams: bands for word shingles would propose most
+    candidate pairs per document, counted among all pairs of a sample of the corpus's own signatures, stay
+    within it (character shingles share many common n-grams: bands for word shingles would propose most
     pairs of a large corpus). ``max_candidates_per_doc``: a run whose candidate step yields more pairs
     than this per document (and more than a million in all) stops with an error naming the settings.
     ``estimate_floor``: a candidate is verified only when the MinHash estimate of its unweighted score

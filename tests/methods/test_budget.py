@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 
 import neardup
+from neardup import methods
 from neardup.config import ConfigError, DedupConfig, EngineConfig
 from neardup.io.write import write_jsonl
 from neardup.methods import minhash as minhash_method
+from neardup.methods.base import Representation
+from neardup.text.shingle import ShingleSets
 
 WORDS = ("market share price bank rate trade export import dollar yen oil crude stock index fell rose "
          "percent said official government minister company profit loss quarter year billion million").split()
@@ -50,6 +53,39 @@ def test_a_budget_raises_the_lsh_threshold_until_candidates_fit_and_keeps_the_tr
                           output=crowded.parent / "out")
     assert local.summary["params"]["minhash"]["lsh_threshold"] == planned
     assert [p[:2] for p in local.pairs_by_id()] == [p[:2] for p in budget.pairs_by_id()]
+
+
+def test_a_corpus_smaller_than_the_plans_sample_is_planned_on_its_own_candidates(crowded, monkeypatch):
+    """Under :data:`PLAN_DOCS` documents the plan counts every pair the candidates stage would propose: the
+    planned level fits the budget exactly, and the level it passed over would not have."""
+    monkeypatch.setattr(minhash_method, "PLAN_FLOOR", 0)
+    unfiltered = dict(CHAR, minhash__estimate_floor=None)
+    budget = neardup.dedup(crowded, **unfiltered, minhash__candidates_per_doc=2)
+    planned = budget.summary["params"]["minhash"]["lsh_threshold"]
+    assert planned > 0.2 and budget.summary["n_candidates"] <= 2 * 620
+    passed_over = max(x for x in minhash_method.LSH_LADDER if x < planned)
+    looser = neardup.dedup(crowded, **unfiltered, minhash__lsh_threshold=passed_over,
+                          minhash__candidates_per_doc=1e12)
+    assert looser.summary["n_candidates"] > 2 * 620
+
+
+def test_a_budget_binds_on_a_large_corpus_whose_candidates_are_rare_pairs(monkeypatch):
+    """40k documents, of which 4,000 pairs agree on their first four signature values (a candidate under bands
+    of up to four rows) and nothing else collides: 0.1 candidates a document, twice a budget of 0.05. A level
+    with four rows a band would propose too many, so the plan takes five. 20k random pairs of 800M would have
+    met one of these pairs 0.1 times: the plan's count, all pairs of a sample, meets about 250."""
+    monkeypatch.setattr(minhash_method, "PLAN_FLOOR", 0)
+    rng = np.random.default_rng(3)
+    n = 40_000
+    sketch = rng.integers(0, 2**32, (n, 128), dtype=np.uint64).astype(np.uint32)
+    sketch[1:8000:2, :4] = sketch[0:8000:2, :4]
+    sets = ShingleSets(np.arange(n, dtype=np.uint64), np.arange(n + 1, dtype=np.int64))
+    rep = Representation(sets=sets, lengths=np.ones(n, dtype=np.int64), sketch=sketch)
+    config = DedupConfig().replace(**CHAR, minhash__lsh_threshold=0.2, minhash__candidates_per_doc=0.05)
+    planned = methods.get(config).plan(rep)
+    assert planned.rows == 5 and planned.config.minhash.lsh_threshold == 0.45
+    unbound = methods.get(config.replace(minhash__candidates_per_doc=0.2)).plan(rep)  # 8,000 allowed
+    assert unbound.config.minhash.lsh_threshold == 0.2
 
 
 def test_character_shingles_are_bounded_by_default_and_word_shingles_are_not(crowded, monkeypatch):

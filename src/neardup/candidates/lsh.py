@@ -12,6 +12,7 @@ that probability below t) plus the false-negative mass (the integral of its comp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
@@ -125,20 +126,48 @@ def lsh_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray
     >>> list(zip(l.tolist(), r.tolist()))
     [(0, 1)]
     """
+    per_band = list(_band_pairs(signatures, bands, rows, exclude, max_bucket))
+    if not per_band:
+        return _EMPTY_PAIRS
+    return unique_pairs(np.concatenate([p[0] for p in per_band]), np.concatenate([p[1] for p in per_band]))
+
+
+def count_lsh_pairs(signatures: np.ndarray, bands: int, rows: int, max_bucket: int = 200,
+                    limit: float | None = None) -> int:
+    """How many pairs :func:`lsh_pairs` proposes; with ``limit``, counting may stop at a first count above it
+    (a band or two of a loose banding is enough to know it proposes too many).
+
+    >>> sig = np.array([[1, 2, 3, 4], [1, 2, 9, 9], [1, 2, 9, 9]], dtype=np.uint32)
+    >>> count_lsh_pairs(sig, bands=2, rows=2), count_lsh_pairs(sig, bands=2, rows=2, limit=1) > 1
+    (3, True)
+    """
+    n = signatures.shape[0]
+    found, pending, seen = np.empty(0, dtype=np.int64), [], 0
+    for left, right in _band_pairs(signatures, bands, rows, None, max_bucket):
+        pending.append(left * n + right)
+        seen += left.size
+        if limit is not None and seen > limit:
+            found, pending = np.unique(np.concatenate([found, *pending])), []
+            seen = found.size
+            if seen > limit:
+                break
+    return int(np.unique(np.concatenate([found, *pending])).size)
+
+
+def _band_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray | None,
+                max_bucket: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each band's pairs of documents that share its bucket (buckets linked as :func:`lsh_pairs` says), each pair
+    once, its lower document first (a band puts a document in one bucket)."""
     if bands * rows > signatures.shape[1]:
         raise ValueError(f"bands*rows={bands * rows} exceeds the signature length {signatures.shape[1]}")
     docs = np.arange(signatures.shape[0], dtype=np.int64)
     if exclude is not None:
         docs = docs[~exclude]
     if docs.size < 2:
-        return _EMPTY_PAIRS
+        return
     keys = band_keys(signatures[docs], bands, rows)
-    lefts, rights = [], []
     for band in range(bands):
-        left, right = band_bucket_pairs(keys[:, band], docs, max_bucket)
-        lefts.append(left)
-        rights.append(right)
-    return unique_pairs(np.concatenate(lefts), np.concatenate(rights))
+        yield pairs_from_keys(keys[:, band], docs, star_above=max_bucket, unique=False)
 
 
 def collision_pairs(signatures: np.ndarray, min_collisions: int, exclude: np.ndarray | None = None,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.candidates.lsh import band_bucket_pairs, band_keys, collision_bucket_pairs, lsh_plan
+from neardup.candidates.lsh import band_bucket_pairs, band_keys, collision_bucket_pairs, count_lsh_pairs, lsh_plan
 from neardup.config import DedupConfig
 from neardup.methods import register
 from neardup.methods.base import KeyedMethod, Representation
@@ -23,8 +23,10 @@ from neardup.text.shingle import ShingleSets
 LSH_THRESHOLDS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 #: LSH thresholds a candidate budget chooses from (those at or above the configured one), loosest first.
 LSH_LADDER: tuple[float, ...] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8)
-#: Random document pairs the candidate rate of a banding is estimated on.
-PLAN_PAIRS = 20_000
+#: Documents (a seeded sample of the corpus) among all of whose pairs the candidate rate of a banding is counted:
+#: 50M pairs. The plan used to draw 20k random pairs, which met a budget's rate (5 a document is 5e-5 of the pairs at
+#: 200k documents, 1e-5 at 1M) once or not at all: the planned level turned on one or two chance collisions.
+PLAN_DOCS = 10_000
 #: Candidate pairs a budget always allows in all (a small corpus is worth every pair it has).
 PLAN_FLOOR = 500_000
 #: Candidate pairs the cap (``max_candidates_per_doc``) always allows in all.
@@ -33,9 +35,12 @@ MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: Candidate budget of character shingles when none is set (pairs per document; see
 #: ``MinHashConfig.candidates_per_doc``): their n-grams are shared across a corpus far more than word n-grams,
 #: so bands for the LSH threshold of words would propose most pairs of a large one (20k news stories: 2.2M
-#: candidates at 0.2; 200k stories: 0.47M candidates at the planned 0.35, against more than 14 minutes
+#: candidates at 0.2; 200k stories: 0.45M candidates at the planned 0.35, against more than 14 minutes
 #: without). A small corpus keeps every pair it has (:data:`PLAN_FLOOR`); a larger value lifts the budget.
-CHAR_CANDIDATES_PER_DOC = 5.0
+#: The 200k and 1M news corpora of docs/speed.md propose 2.2 and 12.4 a document at 0.35, 81 and 442 at 0.3:
+#: 20 keeps the level both always ran at. (It was 5, which the plan's 20k random pairs let 1M exceed by chance;
+#: counted exactly, 5 would take 1M to 0.45, 24% fewer verified pairs.)
+CHAR_CANDIDATES_PER_DOC = 20.0
 #: Character shingles: candidates are verified when their MinHash-estimated overlap reaches this fraction
 #: of the threshold (``MinHashConfig.estimate_floor``), when none is set. On the scale bench's 20k stories
 #: it skips 88% of the candidates and none of the verified pairs; on the three labelled days under four
@@ -73,7 +78,7 @@ class MinHash(KeyedMethod):
 
         >>> char = DedupConfig(method="minhash").replace(shingle__char=True)
         >>> char.minhash.candidates_per_doc, char.minhash.estimate_floor
-        (5.0, 0.3)
+        (20.0, 0.3)
         >>> char.replace(shingle__char=False).minhash.estimate_floor
         """
         if not char:
@@ -100,27 +105,26 @@ class MinHash(KeyedMethod):
 
     def plan(self, rep: Representation) -> MinHash:
         """With a candidate budget, the loosest LSH threshold of :data:`LSH_LADDER` (no looser than the
-        configured one) whose bands make random pairs of this corpus collide at most ``candidates_per_doc``
-        times per document, or :data:`PLAN_FLOOR` times in all if that is more (measured on
-        :data:`PLAN_PAIRS` seeded random pairs of its signatures)."""
+        configured one) whose bands make pairs of this corpus collide at most ``candidates_per_doc`` times per
+        document, or :data:`PLAN_FLOOR` times in all if that is more. The rate is counted among all pairs of
+        :data:`PLAN_DOCS` seeded documents of the corpus (all of a smaller one), buckets linked as the
+        candidates stage links them."""
         mh = self.config.minhash
         if self.rule != "lsh" or mh.candidates_per_doc is None or mh.bands is not None or rep.sketch is None:
             return self
         docs = np.flatnonzero(~rep.empty)
-        chosen = mh.lsh_threshold
-        if docs.size > 2:
-            rng = np.random.default_rng(mh.seed)
-            a = docs[rng.integers(0, docs.size, PLAN_PAIRS)]
-            b = docs[(np.searchsorted(docs, a) + rng.integers(1, docs.size, PLAN_PAIRS)) % docs.size]
-            order = np.argsort(a, kind="stable")  # read the (memory-mapped) signatures in order
-            equal = np.empty((PLAN_PAIRS, self.num_perm), dtype=bool)
-            equal[order] = np.asarray(rep.sketch[a[order]]) == np.asarray(rep.sketch[b[order]])
-            allowed = max(mh.candidates_per_doc * docs.size, PLAN_FLOOR)
+        n_docs, chosen = docs.size, mh.lsh_threshold
+        if n_docs > 2:
+            if n_docs > PLAN_DOCS:
+                docs = np.sort(np.random.default_rng(mh.seed).choice(docs, PLAN_DOCS, replace=False))
+            sketch = np.asarray(rep.sketch[docs])  # read in order from the (memory-mapped) signatures
+            # the budget's share of the sample's pairs
+            allowed = max(mh.candidates_per_doc * n_docs, PLAN_FLOOR) * (docs.size * (docs.size - 1)) / (
+                n_docs * (n_docs - 1))
             for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
                 bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
-                rate = equal[:, : bands * rows].reshape(PLAN_PAIRS, bands, rows).all(axis=2).any(axis=1).mean()
                 chosen = lt
-                if rate * docs.size * (docs.size - 1) / 2 <= allowed:
+                if count_lsh_pairs(sketch, bands, rows, self.max_bucket, limit=allowed) <= allowed:
                     break
         if chosen == mh.lsh_threshold:
             return self
