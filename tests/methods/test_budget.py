@@ -63,6 +63,8 @@ def test_a_corpus_smaller_than_the_plans_sample_is_planned_on_its_own_candidates
     budget = neardup.dedup(crowded, **unfiltered, minhash__candidates_per_doc=2)
     planned = budget.summary["params"]["minhash"]["lsh_threshold"]
     assert planned > 0.2 and budget.summary["n_candidates"] <= 2 * 620
+    # the count the plan reports is the candidates the run proposed
+    assert round(budget.summary["params"]["planned_candidates_per_doc"] * 620) == budget.summary["n_candidates"]
     passed_over = max(x for x in minhash_method.LSH_LADDER if x < planned)
     looser = neardup.dedup(crowded, **unfiltered, minhash__lsh_threshold=passed_over,
                           minhash__candidates_per_doc=1e12)

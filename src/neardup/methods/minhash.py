@@ -96,6 +96,9 @@ class MinHash(KeyedMethod):
             self.min_shared = mh.min_collisions or default_min_collisions(self.threshold, mh.num_perm)
             self.max_key_docs = mh.max_bucket
         self.scores_from = "sketch" if self.score_name == "none" else "sets"
+        #: The candidate pairs a document the plan counted at its level (scaled from its sample to the corpus),
+        #: reported with the run's parameters; None where no budget planned.
+        self.planned_per_doc: float | None = None
 
     def sketch(self, sets: ShingleSets) -> np.ndarray:
         return minhash.signatures(sets, self.num_perm, self.seed)
@@ -108,27 +111,28 @@ class MinHash(KeyedMethod):
         configured one) whose bands make pairs of this corpus collide at most ``candidates_per_doc`` times per
         document, or :data:`PLAN_FLOOR` times in all if that is more. The rate is counted among all pairs of
         :data:`PLAN_DOCS` seeded documents of the corpus (all of a smaller one), buckets linked as the
-        candidates stage links them."""
+        candidates stage links them; the count at the level taken is reported with the run's parameters
+        (``planned_candidates_per_doc``: where no level fits, a first count above the budget)."""
         mh = self.config.minhash
         if self.rule != "lsh" or mh.candidates_per_doc is None or mh.bands is not None or rep.sketch is None:
             return self
         docs = np.flatnonzero(~rep.empty)
-        n_docs, chosen = docs.size, mh.lsh_threshold
+        n_docs, chosen, per_doc = docs.size, mh.lsh_threshold, None
         if n_docs > 2:
             if n_docs > PLAN_DOCS:
                 docs = np.sort(np.random.default_rng(mh.seed).choice(docs, PLAN_DOCS, replace=False))
             sketch = np.asarray(rep.sketch[docs])  # read in order from the (memory-mapped) signatures
-            # the budget's share of the sample's pairs
-            allowed = max(mh.candidates_per_doc * n_docs, PLAN_FLOOR) * (docs.size * (docs.size - 1)) / (
-                n_docs * (n_docs - 1))
+            share = (docs.size * (docs.size - 1)) / (n_docs * (n_docs - 1))  # the sample's share of the pairs
+            allowed = max(mh.candidates_per_doc * n_docs, PLAN_FLOOR) * share
             for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
                 bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
-                chosen = lt
-                if count_lsh_pairs(sketch, bands, rows, self.max_bucket, limit=allowed) <= allowed:
+                chosen, count = lt, count_lsh_pairs(sketch, bands, rows, self.max_bucket, limit=allowed)
+                per_doc = count / share / n_docs
+                if count <= allowed:
                     break
-        if chosen == mh.lsh_threshold:
-            return self
-        return MinHash(dataclasses.replace(self.config, minhash=dataclasses.replace(mh, lsh_threshold=chosen)))
+        planned = MinHash(dataclasses.replace(self.config, minhash=dataclasses.replace(mh, lsh_threshold=chosen)))
+        planned.planned_per_doc = per_doc
+        return planned
 
     def candidate_cap(self, n_docs: int) -> int | None:
         per_doc = self.config.minhash.max_candidates_per_doc
@@ -170,7 +174,9 @@ class MinHash(KeyedMethod):
 
     def params(self) -> dict[str, Any]:
         if self.rule == "lsh":
-            return {"bands": self.bands, "rows": self.rows}
+            per_doc = self.planned_per_doc
+            planned = {} if per_doc is None else {"planned_candidates_per_doc": round(per_doc, 3)}
+            return {"bands": self.bands, "rows": self.rows, **planned}
         return {"min_collisions": self.min_shared}
 
     def describe(self) -> dict[str, Any]:
