@@ -8,7 +8,7 @@ Usage::
 For each seed: ``--sample`` seeded lines of CORPUS (JSONL with ``id`` and ``text``) are represented as the default
 represents news (``method="minhash"``, character 5-grams, 128 permutations: what ``auto`` calibrates to on the
 corpora of docs/speed.md), and every pair of the sample that an LSH level's bands propose is counted
-(:func:`neardup.candidates.lsh.count_lsh_pairs`, buckets linked as the candidates stage links them). Per level:
+(:meth:`neardup.methods.minhash.MinHash.level_rates`, what the plan counts). Per level:
 
 * ``per doc``: the candidate pairs a document at the corpus's size, ``count * (N - 1) / (m * (m - 1))``;
 * ``in 20k``: the collisions 20,000 random pairs would have met on average (the former estimate's sample);
@@ -19,15 +19,13 @@ corpora of docs/speed.md), and every pair of the sample that an LSH level's band
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from neardup import pipeline
-from neardup.candidates.lsh import count_lsh_pairs, lsh_plan
+from neardup import methods, pipeline
 from neardup.config import DedupConfig
 from neardup.io.read import read_records
 from neardup.methods import minhash as minhash_method
@@ -43,19 +41,14 @@ def sample_lines(path: Path, n_lines: int, m: int, seed: int) -> list[dict]:
 def levels_of(path: Path, n_lines: int, m: int, seed: int, budgets: list[float]) -> dict:
     config = DedupConfig().replace(method="minhash", shingle__char=True, shingle__n=5)
     prep = pipeline.prepare(read_records(sample_lines(path, n_lines, m, seed)), config)
-    sketch = np.asarray(prep.rep.sketch)[~prep.rep.empty]
-    size = sketch.shape[0]
-    mh = config.minhash
+    size = int(np.count_nonzero(~prep.rep.empty))
     rows, planned = [], {}
-    for lt in [x for x in minhash_method.LSH_LADDER if x >= mh.lsh_threshold - 1e-9]:
-        bands, r = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
-        count = count_lsh_pairs(sketch, bands, r, minhash_method.MinHash(config).max_bucket)
-        per_doc = count * (n_lines - 1) / (size * (size - 1))
-        rows.append({"level": lt, "bands": bands, "rows": r, "pairs_in_sample": count, "per_doc": per_doc,
-                     "in_20k_random_pairs": 20_000 * count / (size * (size - 1) / 2)})
+    for lt, bands, r, per_doc in methods.get(config).level_rates(prep.rep):  # pairs a document of the sample
+        per_doc *= (n_lines - 1) / (size - 1)  # ... and of the corpus it was drawn from
+        rows.append({"level": lt, "bands": bands, "rows": r, "per_doc": per_doc,
+                     "in_20k_random_pairs": 20_000 * per_doc * 2 / (n_lines - 1)})
         for budget in budgets:
-            allowed = max(budget * n_lines, minhash_method.PLAN_FLOOR)
-            if budget not in planned and per_doc * n_lines <= allowed:
+            if budget not in planned and per_doc * n_lines <= max(budget * n_lines, minhash_method.PLAN_FLOOR):
                 planned[budget] = lt
     return {"seed": seed, "sample": size, "levels": rows, "planned": {str(b): planned.get(b) for b in budgets}}
 

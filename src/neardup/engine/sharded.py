@@ -92,6 +92,16 @@ class DocIds:
                                  for i in range(0, at.size, self.piece)], pa.string())
 
 
+def _even_spans(total: int, pieces: int) -> list[tuple[int, int]]:
+    """``0:total`` cut into ``pieces`` spans of (nearly) equal length, the empty ones left out.
+
+    >>> _even_spans(5, 2), _even_spans(1, 3)
+    ([(0, 2), (2, 5)], [(0, 1)])
+    """
+    cuts = np.linspace(0, total, pieces + 1).astype(np.int64).tolist()
+    return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+
+
 def _run_all(pool: Any, tasks: list[tuple[Any, ...]]) -> list[Any]:
     """Each task (a function and its arguments) submitted to ``pool`` at once; their results in order."""
     return [fut.result() for fut in [pool.submit(*task) for task in tasks]]
@@ -311,8 +321,7 @@ class ShardedRun(abc.ABC):
         tmp = self.wd.root / "weights.npy.tmp"
         np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
         if parts == 0:
-            cuts = np.linspace(0, n_values, self.plan.workers + 1).astype(np.int64).tolist()
-            _run_all(pool, [(weights_of_table, root, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+            _run_all(pool, [(weights_of_table, root, lo, hi) for lo, hi in _even_spans(n_values, self.plan.workers)])
         elif parts == 1:
             pool.submit(weights_partition, root, 0, 1, power).result()
         else:  # the values grouped by partition in one read; each partition's frequencies; put back in order
@@ -347,8 +356,7 @@ class ShardedRun(abc.ABC):
         self._fresh_split()
         root, pool, workers = str(self.wd.root), self.workers(), self.plan.workers
         budget = table_bytes(self.engine.memory_limit, workers)
-        cuts = np.linspace(0, n_values, workers + 1).astype(np.int64).tolist()
-        spans = [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+        spans = _even_spans(n_values, workers)
         if min(_run_all(pool, [(count_values, root, i, lo, hi, budget) for i, (lo, hi) in enumerate(spans)])) < 0:
             return False
         return bool(pool.submit(idf_table, root, len(spans), self.config.verify.idf_power, budget).result())

@@ -8,6 +8,7 @@ not schedule work or compute signatures itself (:mod:`neardup.represent.minhash`
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -109,30 +110,42 @@ class MinHash(KeyedMethod):
     def plan(self, rep: Representation) -> MinHash:
         """With a candidate budget, the loosest LSH threshold of :data:`LSH_LADDER` (no looser than the
         configured one) whose bands make pairs of this corpus collide at most ``candidates_per_doc`` times per
-        document, or :data:`PLAN_FLOOR` times in all if that is more. The rate is counted among all pairs of
-        :data:`PLAN_DOCS` seeded documents of the corpus (all of a smaller one), buckets linked as the
-        candidates stage links them; the count at the level taken is reported with the run's parameters
-        (``planned_candidates_per_doc``: where no level fits, a first count above the budget)."""
+        document, or :data:`PLAN_FLOOR` times in all if that is more (counted by :meth:`level_rates`); the count
+        at the level taken is reported with the run's parameters (``planned_candidates_per_doc``: where no level
+        fits, a first count above the budget)."""
         mh = self.config.minhash
         if self.rule != "lsh" or mh.candidates_per_doc is None or mh.bands is not None or rep.sketch is None:
             return self
-        docs = np.flatnonzero(~rep.empty)
-        n_docs, chosen, per_doc = docs.size, mh.lsh_threshold, None
+        n_docs = int(np.count_nonzero(~rep.empty))
+        chosen, per_doc = mh.lsh_threshold, None
         if n_docs > 2:
-            if n_docs > PLAN_DOCS:
-                docs = np.sort(np.random.default_rng(mh.seed).choice(docs, PLAN_DOCS, replace=False))
-            sketch = np.asarray(rep.sketch[docs])  # read in order from the (memory-mapped) signatures
-            share = (docs.size * (docs.size - 1)) / (n_docs * (n_docs - 1))  # the sample's share of the pairs
-            allowed = max(mh.candidates_per_doc * n_docs, PLAN_FLOOR) * share
-            for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
-                bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
-                chosen, count = lt, count_lsh_pairs(sketch, bands, rows, self.max_bucket, limit=allowed)
-                per_doc = count / share / n_docs
-                if count <= allowed:
+            allowed = max(mh.candidates_per_doc * n_docs, PLAN_FLOOR) / n_docs  # pairs a document
+            for chosen, _, _, per_doc in self.level_rates(rep, limit=allowed):
+                if per_doc <= allowed:
                     break
         planned = MinHash(dataclasses.replace(self.config, minhash=dataclasses.replace(mh, lsh_threshold=chosen)))
         planned.planned_per_doc = per_doc
         return planned
+
+    def level_rates(self, rep: Representation, limit: float | None = None) -> Iterator[tuple[float, int, int, float]]:
+        """Each LSH level a budget may plan (:data:`LSH_LADDER` from the configured one, loosest first): the
+        level, its bands and rows, and the candidate pairs a document its bands propose in this corpus, counted
+        among all pairs of :data:`PLAN_DOCS` seeded documents (all of a smaller corpus), buckets linked as the
+        candidates stage links them. ``limit`` (pairs a document): a count may stop at a first figure above it."""
+        assert rep.sketch is not None, "level_rates: a representation without signatures"
+        mh = self.config.minhash
+        docs = np.flatnonzero(~rep.empty)
+        n_docs = docs.size
+        if n_docs < 2:
+            return
+        if n_docs > PLAN_DOCS:
+            docs = np.sort(np.random.default_rng(mh.seed).choice(docs, PLAN_DOCS, replace=False))
+        sketch = np.asarray(rep.sketch[docs])  # read in order from the (memory-mapped) signatures
+        scale = (n_docs - 1) / (docs.size * (docs.size - 1))  # a counted pair, in pairs a document of the corpus
+        for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
+            bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
+            count = count_lsh_pairs(sketch, bands, rows, self.max_bucket, None if limit is None else limit / scale)
+            yield lt, bands, rows, count * scale
 
     def candidate_cap(self, n_docs: int) -> int | None:
         per_doc = self.config.minhash.max_candidates_per_doc
