@@ -61,6 +61,37 @@ def test_dedup_is_deterministic(example_path, tmp_path):
     assert a == b
 
 
+def test_a_small_file_given_no_engine_runs_in_memory_with_the_chunked_engines_output(example_path, tmp_path):
+    """`neardup dedup` alone on a file of at most 1 MiB takes the in-memory engine (no work folder, a faster
+    start); any engine option keeps the chunked engine; both write the same tables."""
+    auto, chunked = tmp_path / "auto", tmp_path / "chunked"
+    assert _run("dedup", example_path, "-o", auto, "-q").exit_code == 0
+    assert _run("dedup", example_path, "-o", chunked, "-q", "--workers", "1").exit_code == 0
+    engines = [json.loads((out / "summary.json").read_text())["engine"]["name"] for out in (auto, chunked)]
+    assert engines == ["memory", "local"]
+    for name in ("clusters", "pairs", "evidence"):
+        assert pq.read_table(auto / f"{name}.parquet").equals(pq.read_table(chunked / f"{name}.parquet")), name
+
+
+def test_the_engine_a_command_line_names_none_for(example_path, tmp_path):
+    from neardup.cli.options import engine_name
+    from neardup.engine.plan import MEMORY_INPUT_BYTES
+
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b" " * (MEMORY_INPUT_BYTES + 1))
+    gz = tmp_path / "small.jsonl.gz"
+    gz.write_bytes(b"")
+    none = {"engine": None, "workers": None, "resume": False, "keep_work": False, "evidence": False}
+    assert engine_name(none, str(example_path)) == "memory"
+    assert engine_name({**none, "evidence": True}, str(example_path)) == "memory"  # both engines write it
+    assert engine_name(none, str(big)) == engine_name(none, str(gz)) == engine_name(none, str(tmp_path)) == "local"
+    assert engine_name(none, str(tmp_path / "absent.jsonl")) == "local"  # the chunked engine names the error
+    assert engine_name({**none, "workers": 2}, str(example_path)) == "local"
+    assert engine_name({**none, "resume": True}, str(example_path)) == "local"
+    assert engine_name({**none, "engine": "local"}, str(example_path)) == "local"
+    assert engine_name({**none, "engine": "memory"}, str(big)) == "memory"
+
+
 @pytest.mark.parametrize("method", ["minhash", "ngram", "simhash"])
 def test_eval_prints_one_json_object_with_the_contract_keys(example_path, method):
     res = _run("eval", example_path, "--method", method, "--format", "json", "-q")

@@ -62,6 +62,25 @@ def test_marking_gives_the_sorted_intersections_to_the_last_bit(py_sets, picks):
     assert counts.sum() == sets.values.size and counts.size == np.unique(sets.values).size
 
 
+@given(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 30), max_size=300))
+@settings(max_examples=80, deadline=None)
+def test_small_inputs_sort_to_the_codes_arrow_gives(values):
+    """Small inputs are coded by sorting (no pyarrow.compute import): the same codes, numbered by first
+    occurrence, and the same counts as Arrow's dictionary encoding (``SMALL_VALUES`` moved to force it)."""
+    import neardup.verify.overlap as overlap
+
+    arr = np.array(values, dtype=np.uint64)
+    small = value_codes(arr)
+    saved = overlap.SMALL_VALUES
+    overlap.SMALL_VALUES = -1
+    try:
+        arrow = value_codes(arr)
+    finally:
+        overlap.SMALL_VALUES = saved
+    assert small[0].dtype == arrow[0].dtype
+    assert np.array_equal(small[0], arrow[0]) and np.array_equal(small[1], arrow[1])
+
+
 def test_hand_computed_values():
     a, b = np.array([1, 2, 3, 4], dtype=np.uint64), np.array([3, 4, 5], dtype=np.uint64)
     assert jaccard(a, b) == 2 / 5

@@ -22,6 +22,7 @@ from neardup.cli.options import (
     QuietOpt,
     dedup_config,
     engine_config,
+    engine_name,
     read_config,
     with_options,
 )
@@ -48,7 +49,7 @@ def dedup(
         import neardup
         from neardup.api import check_dedup_outputs
 
-        engine = engine_config(engine_opts, not (quiet or silent))
+        engine = engine_config(engine_opts, not (quiet or silent), input)
         check_dedup_outputs(input, outdir, engine, overwrite, also=[keep] if keep is not None else None)
         result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine, read=read_config(read_opts),
                                output=outdir, overwrite=overwrite)
@@ -63,7 +64,7 @@ def dedup(
 
     from neardup.engine.workdir import work_root
 
-    resumable = engine_opts.get("engine") != "memory"
+    resumable = engine_name(engine_opts, input) != "memory"
     guard(go, interrupted=interrupted_run(f"dedup of {input}",
                                           work_root(outdir, engine_opts.get("work_dir")) if resumable else None))
 

@@ -78,7 +78,7 @@ READ_OPTIONS: tuple[Option, ...] = (
 )
 
 ENGINE_OPTIONS: tuple[Option, ...] = (
-    option("engine", str, ("--engine",), "local (chunked on this machine: bounded memory, all cores, resumable) | ray (a Ray cluster) | memory (one process).", default="local"),
+    option("engine", Optional[str], ("--engine",), "local (chunked on this machine: bounded memory, all cores, resumable) | ray (a Ray cluster) | memory (one process). Default: local, or memory for a JSONL/CSV file of at most 1 MiB when no other engine option is given (the same output, sooner)."),
     option("address", Optional[str], ("--address",), "With --engine ray: the cluster address (default: start a local one)."),
     option("memory_limit", Optional[str], ("--memory-limit",), "Peak memory of the whole run, e.g. 1GB (sets batch sizes and partitions; default 2GiB)."),
     option("workers", Optional[int], ("--workers",), "Worker processes (default 0: one per core; an input of at most 20,000 documents runs in this process)."),
@@ -184,15 +184,25 @@ def read_config(values: dict[str, Any]) -> ReadConfig:
     return ReadConfig().replace(**{k: v for k, v in values.items() if v is not None})
 
 
-def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:
-    """The :class:`EngineConfig` the engine options describe."""
+def engine_name(values: dict[str, Any], input: str | None = None) -> str:
+    """The engine the options name; where they name none: ``memory`` for a small input file that no other engine
+    option was given for (:func:`neardup.engine.plan.runs_in_memory`), else ``local``."""
+    if values.get("engine") is not None:
+        return str(values["engine"])
+    from neardup.engine.plan import runs_in_memory
+
+    told = any(v not in (None, False) for k, v in values.items() if k not in ("engine", "evidence"))
+    return "memory" if input is not None and not told and runs_in_memory(input) else "local"
+
+
+def engine_config(values: dict[str, Any], progress: bool, input: str | None = None) -> EngineConfig:
+    """The :class:`EngineConfig` the engine options describe (the engine: :func:`engine_name`)."""
     from neardup.config import EngineConfig
 
-    given = {k: v for k, v in values.items() if v is not None}
+    given = {k: v for k, v in values.items() if v is not None and k != "engine"}
     if "work_dir" in given:
         given["work_dir"] = str(given["work_dir"])
-    given["name"] = given.pop("engine")
-    return EngineConfig(progress=progress, **given)
+    return EngineConfig(name=engine_name(values, input), progress=progress, **given)
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
@@ -201,4 +211,4 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
 __all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
-           "engine_config", "hybrid_rule", "multiview_options", "option", "read_config", "with_options", "OverwriteOpt"]
+           "engine_config", "engine_name", "hybrid_rule", "multiview_options", "option", "read_config", "with_options", "OverwriteOpt"]

@@ -7,7 +7,9 @@ Owns the measured per-item costs and the sizes derived from them; must not run a
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from stat import S_ISREG
 
 from neardup.config import EngineConfig
 
@@ -71,6 +73,39 @@ def runs_inline(docs: int, chars: int, memory_limit: int) -> bool:
     (True, False, False)
     """
     return docs <= INLINE_DOCS and chars <= memory_limit // 20
+
+
+#: An uncompressed input file up to this many bytes runs on the in-memory engine when the command line names
+#: no engine and sets none of its options (``neardup dedup`` alone): the same output, without the chunked
+#: engine's work folder, imports and per-stage files (the bundled 300 stories: 0.59 -> 0.43 s above the
+#: interpreter's start, docs/speed.md). Measured on 2 cores, whole command, default method, the first N stories of the 200k
+#: bench corpus (local / memory, two runs each): 1,000 stories (0.7 MB) 3.05-3.65 / 2.55-3.61 s, 1,400 (1.0 MB)
+#: 3.46-3.82 / 2.59-2.77 s, 5,000 (3.6 MB) 3.38 / 4.62 s: past a megabyte the memory engine's single process
+#: loses to the chunked engine's compiled loops and second core.
+MEMORY_INPUT_BYTES = 1 << 20
+
+
+def runs_in_memory(path: str | os.PathLike[str]) -> bool:
+    """Whether an input given no engine is small enough for the in-memory engine (:data:`MEMORY_INPUT_BYTES`):
+    a local, uncompressed JSONL or CSV file of at most that size. A folder, a URL, Parquet or gzip (which hold
+    several times their size in text) and a path that cannot be read take the chunked engine, which says why.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     small, big = Path(d, "a.jsonl"), Path(d, "b.jsonl")
+    ...     _ = small.write_text('{"id": 1, "text": "a"}\\n'), big.write_bytes(b" " * (MEMORY_INPUT_BYTES + 1))
+    ...     runs_in_memory(small), runs_in_memory(big), runs_in_memory(Path(d, "c.jsonl")), runs_in_memory(d)
+    (True, False, False, False)
+    """
+    name = os.fspath(path).lower()
+    if "://" in name or not name.endswith((".jsonl", ".json", ".ndjson", ".csv", ".tsv")):
+        return False
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return S_ISREG(stat.st_mode) and stat.st_size <= MEMORY_INPUT_BYTES
 
 
 def power_of_two_at_least(x: float) -> int:
@@ -146,5 +181,5 @@ def codes_per_pass(memory_limit: int, workers: int) -> int:
     return int(memory_limit * 0.25 / max(1, workers) / BYTES_PER_CODE)
 
 
-__all__ = ["INLINE_DOCS", "Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions",
-           "power_of_two_at_least", "runs_inline", "split_size", "tables_per_pass", "weight_partitions"]
+__all__ = ["INLINE_DOCS", "MEMORY_INPUT_BYTES", "Plan", "codes_per_pass", "key_partitions", "make_plan", "pair_partitions",
+           "power_of_two_at_least", "runs_in_memory", "runs_inline", "split_size", "tables_per_pass", "weight_partitions"]
