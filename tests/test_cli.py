@@ -87,6 +87,7 @@ def test_the_engine_a_command_line_names_none_for(example_path, tmp_path):
     assert engine_name(none, str(big)) == engine_name(none, str(gz)) == engine_name(none, str(tmp_path)) == "local"
     assert engine_name(none, str(tmp_path / "absent.jsonl")) == "local"  # the chunked engine names the error
     assert engine_name({**none, "workers": 2}, str(example_path)) == "local"
+    assert engine_name({**none, "workers": 0}, str(example_path)) == "local"  # given, though it is the default
     assert engine_name({**none, "resume": True}, str(example_path)) == "local"
     assert engine_name({**none, "engine": "local"}, str(example_path)) == "local"
     assert engine_name({**none, "engine": "memory"}, str(big)) == "memory"

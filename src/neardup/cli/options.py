@@ -191,7 +191,7 @@ def engine_name(values: dict[str, Any], input: str | None = None) -> str:
         return str(values["engine"])
     from neardup.engine.plan import runs_in_memory
 
-    told = any(v not in (None, False) for k, v in values.items() if k not in ("engine", "evidence"))
+    told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence"))
     return "memory" if input is not None and not told and runs_in_memory(input) else "local"
 
 
