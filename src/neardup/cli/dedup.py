@@ -45,11 +45,13 @@ def dedup(
 ) -> None:
     """De-duplicate a corpus: write clusters, verified pairs, their evidence and a summary to OUTDIR."""
 
+    engine_opts = {**engine_opts, "engine": engine_name(engine_opts, input)}  # decided once, for both uses below
+
     def go() -> None:
         import neardup
         from neardup.api import check_dedup_outputs
 
-        engine = engine_config(engine_opts, not (quiet or silent), input)
+        engine = engine_config(engine_opts, not (quiet or silent))
         check_dedup_outputs(input, outdir, engine, overwrite, also=[keep] if keep is not None else None)
         result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine, read=read_config(read_opts),
                                output=outdir, overwrite=overwrite)
@@ -64,7 +66,7 @@ def dedup(
 
     from neardup.engine.workdir import work_root
 
-    resumable = engine_name(engine_opts, input) != "memory"
+    resumable = engine_opts["engine"] != "memory"
     guard(go, interrupted=interrupted_run(f"dedup of {input}",
                                           work_root(outdir, engine_opts.get("work_dir")) if resumable else None))
 

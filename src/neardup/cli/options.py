@@ -195,14 +195,14 @@ def engine_name(values: dict[str, Any], input: str | None = None) -> str:
     return "memory" if input is not None and not told and runs_in_memory(input) else "local"
 
 
-def engine_config(values: dict[str, Any], progress: bool, input: str | None = None) -> EngineConfig:
-    """The :class:`EngineConfig` the engine options describe (the engine: :func:`engine_name`)."""
+def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:
+    """The :class:`EngineConfig` the engine options describe (the engine: :func:`engine_name`, without an input)."""
     from neardup.config import EngineConfig
 
     given = {k: v for k, v in values.items() if v is not None and k != "engine"}
     if "work_dir" in given:
         given["work_dir"] = str(given["work_dir"])
-    return EngineConfig(name=engine_name(values, input), progress=progress, **given)
+    return EngineConfig(name=engine_name(values), progress=progress, **given)
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]

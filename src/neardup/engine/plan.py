@@ -98,12 +98,15 @@ def runs_in_memory(path: str | os.PathLike[str]) -> bool:
     ...     runs_in_memory(small), runs_in_memory(big), runs_in_memory(Path(d, "c.jsonl")), runs_in_memory(d)
     (True, False, False, False)
     """
-    name = os.fspath(path).lower()
-    if "://" in name or not name.endswith((".jsonl", ".json", ".ndjson", ".csv", ".tsv")):
+    from neardup.io.read import InputError, detect_format, is_url
+
+    if is_url(path) or os.fspath(path).lower().endswith(".gz"):
         return False
     try:
+        if detect_format(path) not in ("jsonl", "csv"):
+            return False
         stat = os.stat(path)
-    except OSError:
+    except (InputError, OSError):
         return False
     return S_ISREG(stat.st_mode) and stat.st_size <= MEMORY_INPUT_BYTES
 
