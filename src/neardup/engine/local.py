@@ -24,7 +24,7 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import (codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass,
                                   weights_beside_candidates)
 from neardup.engine.processes import import_while_workers_start, start_server
-from neardup.engine.sharded import ShardedRun
+from neardup.engine.sharded import ShardedRun, ShardJoin
 from neardup.engine.tasks import map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
@@ -42,7 +42,14 @@ class LocalRun(ShardedRun):
         t0 = time.perf_counter()
         bar = self.bar(None, "reading + representing")
         n_shards = 0
-        pending: list[Future[dict[str, Any]]] = []
+        pending: list[tuple[int, Future[dict[str, Any]]]] = []
+        join = ShardJoin(self.wd)  # the join made as shards come back, in order (stage 2 names the files)
+
+        def collect() -> None:
+            index, fut = pending.pop(0)
+            bar.update(fut.result()["n"])
+            join.catch_up(index + 1)
+
         batches = self.batches()
         ahead = self.small_input(batches)
         pool = self.workers()
@@ -51,14 +58,15 @@ class LocalRun(ShardedRun):
             n_shards = index + 1
             if self.wd.shard_done(index):
                 bar.update(len(batch))
+                join.catch_up(index + 1)
                 continue
-            pending.append(pool.submit(map_shard, index, [d.id for d in batch], [d.text for d in batch],
-                                       [d.line for d in batch], self.config, str(self.wd.root), self.read.max_chars,
-                                       self.field_values(batch)))
+            pending.append((index, pool.submit(map_shard, index, [d.id for d in batch], [d.text for d in batch],
+                                               [d.line for d in batch], self.config, str(self.wd.root),
+                                               self.read.max_chars, self.field_values(batch))))
             while len(pending) >= self.plan.in_flight:
-                bar.update(pending.pop(0).result()["n"])
-        for fut in pending:
-            bar.update(fut.result()["n"])
+                collect()
+        while pending:
+            collect()
         bar.close()
         if n_shards == 0:
             raise InputError(self.input, None, "no documents found (empty input)")

@@ -256,6 +256,25 @@ def npy_header(fh: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
     return read(fh)
 
 
+def npy_header_bytes(dtype: np.dtype, shape: tuple[int, ...], size: int) -> bytes:
+    """The ``.npy`` header of a C-ordered array of ``dtype`` and ``shape``, as NumPy writes it but padded to
+    exactly ``size`` bytes: for a file whose data was written after a header of that size before its rows
+    were counted (the join). A ValueError when it does not fit.
+
+    >>> import io
+    >>> head = npy_header_bytes(np.dtype(np.uint64), (3,), 128)
+    >>> buf = io.BytesIO(head + np.arange(3, dtype=np.uint64).tobytes())
+    >>> len(head), npy_header(buf), np.load(io.BytesIO(buf.getvalue())).tolist()
+    (128, ((3,), False, dtype('uint64')), [0, 1, 2])
+    """
+    text = f"{{'descr': {np.lib.format.dtype_to_descr(np.dtype(dtype))!r}, 'fortran_order': False, " \
+           f"'shape': {tuple(int(d) for d in shape)!r}, }}"
+    room = size - 10 - 1  # the magic string, version and length before it; a newline after
+    if len(text) > room or size - 10 > 0xFFFF:
+        raise ValueError(f"an .npy header of {len(text) + 11} bytes does not fit in {size}")
+    return b"\x93NUMPY\x01\x00" + (size - 10).to_bytes(2, "little") + (text.ljust(room) + "\n").encode("latin1")
+
+
 @functools.cache
 def _dtype(descr: bytes) -> np.dtype:
     return np.dtype(descr.decode("ascii"))
