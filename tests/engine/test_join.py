@@ -61,8 +61,11 @@ def test_a_resumed_join_writes_over_what_a_killed_append_left(tmp_path):
     join.catch_up(2)
     with open(wd.root / "values.npy.tmp", "ab") as fh:  # shard 2's append cut short: bytes the state never counted
         fh.write(b"\xff" * 1000)
+    save_array(wd.shard(1, "values.npy"), values[1])  # and shard 1's copy, as if killed before deleting it
     assert (wd.root / "values.npy.tmp").stat().st_size == JOIN_HEADER + values[0].nbytes + values[1].nbytes + 1000
     ShardJoin(wd).finish(4)
+    wd.settle()
+    assert not list(wd.shards.glob("*.npy"))
     assert (wd.root / "values.npy").stat().st_size == JOIN_HEADER + sum(v.nbytes for v in values)
     assert np.array_equal(np.load(wd.root / "values.npy"), np.concatenate(values))
     assert np.array_equal(np.load(wd.root / "sketch.npy"), np.concatenate(sketches))

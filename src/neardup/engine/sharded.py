@@ -75,7 +75,7 @@ JOIN_HEADER = 128
 class ShardJoin:
     """The join of the shards' arrays (:data:`JOINED_ROWS`), made as the map stage goes: each shard's appended
     to the joined files (``NAME.tmp``) once it and every shard before it are done, then deleted from the
-    shard. One shard's pages are in the page cache twice at a time, not the corpus's: at 200k stories, copying
+    shard. A few shards' pages are in the page cache twice at a time, not the corpus's: at 200k stories, copying
     the 80 shards' 1 GB after the map took 2.6-4.6 s of one core (pages the kernel had to find, on a
     virtual machine), against about a second for the same copy shard by shard, mostly while the workers map.
 
@@ -140,6 +140,8 @@ class ShardJoin:
                 fh.write(npy_header_bytes(np.dtype(info["dtype"]), (info["rows"], *info["tail"]), JOIN_HEADER))
                 fh.truncate(JOIN_HEADER + info["bytes"])  # past it: what a killed append left
             os.replace(tmp, self.wd.root / name)
+        # what a run killed between an append's checkpoint and its deletions left
+        self.wd.discard(self.wd.shard(i, name) for i in range(n_shards) for name in self.arrays)
         return list(self.arrays)
 
 
