@@ -32,6 +32,7 @@ import abc
 
 import contextlib
 import json
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -54,7 +55,7 @@ from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool,
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
                                   split_values, totals_of_table, weights_of_table, weights_partition)
-from neardup.engine.workdir import (WorkDir, append_array_bytes, file_fingerprint, joined, load_array, npy_header,
+from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
@@ -91,7 +92,7 @@ class ShardJoin:
         state = json.loads(self.state_path.read_text()) if self.state_path.exists() else {"next": 0, "arrays": {}}
         #: The first shard not yet appended.
         self.next: int = state["next"]
-        #: Each joined array's dtype, shape after its first axis, and rows and data bytes appended so far.
+        #: Each joined array's dtype, shape after its first axis, and data bytes appended so far.
         self.arrays: dict[str, dict[str, Any]] = state["arrays"]
         #: The join stage is complete (a resumed run maps nothing and appends nothing).
         self.complete = wd.done("join")
@@ -106,11 +107,11 @@ class ShardJoin:
             self.arrays = {}
             for name in JOINED_ROWS:
                 if self.wd.shard(0, name).exists():
-                    shape, _, dtype = _header(self.wd.shard(0, name))
-                    self.arrays[name] = {"dtype": dtype.str, "tail": list(shape[1:]), "rows": 0, "bytes": 0}
+                    shape, _, dtype = array_header(self.wd.shard(0, name))
+                    self.arrays[name] = {"dtype": dtype.str, "tail": list(shape[1:]), "bytes": 0}
         for name, info in self.arrays.items():
             part = self.wd.shard(index, name)
-            shape, _, dtype = _header(part)
+            shape, _, dtype = array_header(part)
             if dtype.str != info["dtype"] or list(shape[1:]) != info["tail"]:
                 raise RuntimeError(f"joining {name}: shard {index} holds {dtype} {shape}, the first shard "
                                    f"{info['dtype']} (..., {info['tail']})")
@@ -120,7 +121,6 @@ class ShardJoin:
                                    "directory is damaged: run again without --resume")
             with open(tmp, "r+b" if index else "w+b") as dst:
                 info["bytes"] += append_array_bytes(part, dst, JOIN_HEADER + info["bytes"])
-            info["rows"] += shape[0]
         self.next = index + 1
         with atomic_path(self.state_path, durable=False) as tmp_state:  # a checkpoint: the shards can be mapped again
             tmp_state.write_text(json.dumps({"next": self.next, "arrays": self.arrays}))
@@ -136,18 +136,15 @@ class ShardJoin:
             tmp = self.wd.root / f"{name}.tmp"
             if not tmp.exists() and (self.wd.root / name).exists():  # named before a resumed run was stopped
                 continue
+            dtype = np.dtype(info["dtype"])
+            rows = info["bytes"] // (dtype.itemsize * math.prod(info["tail"]))
             with open(tmp, "r+b") as fh:
-                fh.write(npy_header_bytes(np.dtype(info["dtype"]), (info["rows"], *info["tail"]), JOIN_HEADER))
+                fh.write(npy_header_bytes(dtype, (rows, *info["tail"]), JOIN_HEADER))
                 fh.truncate(JOIN_HEADER + info["bytes"])  # past it: what a killed append left
             os.replace(tmp, self.wd.root / name)
         # what a run killed between an append's checkpoint and its deletions left
         self.wd.discard(self.wd.shard(i, name) for i in range(n_shards) for name in self.arrays)
         return list(self.arrays)
-
-
-def _header(path: Path) -> tuple[tuple[int, ...], bool, np.dtype]:
-    with open(path, "rb") as fh:
-        return npy_header(fh)
 
 
 class DocIds:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import math
 import mmap
@@ -258,9 +259,9 @@ def npy_header(fh: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def npy_header_bytes(dtype: np.dtype, shape: tuple[int, ...], size: int) -> bytes:
-    """The ``.npy`` header of a C-ordered array of ``dtype`` and ``shape``, as NumPy writes it but padded to
-    exactly ``size`` bytes: for a file whose data was written after a header of that size before its rows
-    were counted (the join). A ValueError when it does not fit.
+    """The ``.npy`` header NumPy writes for a C-ordered array of ``dtype`` and ``shape``, which must take exactly
+    ``size`` bytes: for a file whose data was written after a header of that size before its rows were counted
+    (the join). A ValueError when it takes more or fewer.
 
     >>> import io
     >>> head = npy_header_bytes(np.dtype(np.uint64), (3,), 128)
@@ -268,12 +269,12 @@ def npy_header_bytes(dtype: np.dtype, shape: tuple[int, ...], size: int) -> byte
     >>> len(head), npy_header(buf), np.load(io.BytesIO(buf.getvalue())).tolist()
     (128, ((3,), False, dtype('uint64')), [0, 1, 2])
     """
-    text = f"{{'descr': {np.lib.format.dtype_to_descr(np.dtype(dtype))!r}, 'fortran_order': False, " \
-           f"'shape': {tuple(int(d) for d in shape)!r}, }}"
-    room = size - 10 - 1  # the magic string, version and length before it; a newline after
-    if len(text) > room or size - 10 > 0xFFFF:
-        raise ValueError(f"an .npy header of {len(text) + 11} bytes does not fit in {size}")
-    return b"\x93NUMPY\x01\x00" + (size - 10).to_bytes(2, "little") + (text.ljust(room) + "\n").encode("latin1")
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                               "fortran_order": False, "shape": tuple(int(d) for d in shape)})
+    if len(buf.getvalue()) != size:
+        raise ValueError(f"the .npy header of {dtype} {tuple(shape)} takes {len(buf.getvalue())} bytes, not {size}")
+    return buf.getvalue()
 
 
 @functools.cache
@@ -281,10 +282,16 @@ def _dtype(descr: bytes) -> np.dtype:
     return np.dtype(descr.decode("ascii"))
 
 
-def array_shape(path: str | os.PathLike[str]) -> tuple[int, ...]:
-    """The shape of the ``.npy`` file ``path``, from its header alone (nothing mapped or read after it)."""
+def array_header(path: str | os.PathLike[str]) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype of the ``.npy`` file ``path``, from its header alone (nothing mapped or
+    read after it)."""
     with open(path, "rb") as fh:
-        return npy_header(fh)[0]
+        return npy_header(fh)
+
+
+def array_shape(path: str | os.PathLike[str]) -> tuple[int, ...]:
+    """The shape of the ``.npy`` file ``path``, from its header alone."""
+    return array_header(path)[0]
 
 
 def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26) -> int:
