@@ -94,6 +94,23 @@ def test_a_small_dedup_loads_no_validation_library(tmp_path):
     assert "tqdm" not in imported  # --quiet: no bar, so no tqdm (neardup.progress)
 
 
+def test_a_small_dedup_imports_no_pandas_where_it_is_installed(tmp_path):
+    """PyArrow imports pandas, where installed, on a process's first conversion of NumPy or Python objects
+    (0.15-0.3 s, 0.9 s from a cold disk: more than the rest of a small run's start-up). The in-memory run's
+    tables (clusters, pairs, evidence) are built from buffers (``neardup.io.arrow``), so the README's run, with
+    ``--keep``, imports none; and its tables are those PyArrow would make (``tests/io/test_arrow.py``)."""
+    pytest.importorskip("pandas")
+    example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
+    out = tmp_path / "o"
+    proc = _python("-X", "importtime", "-m", "neardup", "dedup", str(example), "-o", str(out), "-q",
+                   "--keep", str(out / "kept.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "evidence.parquet").exists() and (out / "kept.jsonl").exists()
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "pyarrow" in imported and "pandas" not in imported
+
+
 def test_a_run_that_shows_progress_draws_tqdm_bars(tmp_path):
     """The other side of the quiet run above: without ``--quiet`` the stages draw tqdm bars on stderr."""
     example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"

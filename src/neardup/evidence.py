@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from neardup.io.arrow import arrow_array
 from neardup.io.write import atomic_path
 from neardup.verify.passages import Passage, passages, shared_passages
 
@@ -108,13 +109,14 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
         block(left[lo : lo + PAIRS_PER_BLOCK], right[lo : lo + PAIRS_PER_BLOCK])
     n = left.size
     columns = list(zip(*rows)) if rows else [()] * len(_SPAN)
-    spans = pa.StructArray.from_arrays([pa.array(c, f.type) for c, f in zip(columns, _SPAN)], fields=list(_SPAN))
+    spans = pa.StructArray.from_arrays([arrow_array(c, f.type) for c, f in zip(columns, _SPAN)], fields=list(_SPAN))
     scores_of_views = np.stack([np.asarray(v, dtype=np.float64) for _, v in views], axis=1).ravel() if views \
         else np.empty(0, dtype=np.float64)
-    view_values = pa.StructArray.from_arrays([pa.array([name for name, _ in views] * n, pa.string()),
-                                              pa.array(scores_of_views)], fields=list(_VIEW))
-    return pa.table({"left": pa.array(list(left_ids), pa.string()), "right": pa.array(list(right_ids), pa.string()),
-                     "score": pa.array(np.asarray(scores, dtype=np.float64)),
+    view_values = pa.StructArray.from_arrays([arrow_array([name for name, _ in views] * n, pa.string()),
+                                              arrow_array(scores_of_views)], fields=list(_VIEW))
+    return pa.table({"left": arrow_array(list(left_ids), pa.string()),
+                     "right": arrow_array(list(right_ids), pa.string()),
+                     "score": arrow_array(np.asarray(scores, dtype=np.float64)),
                      "views": _lists(np.full(n, len(views), dtype=np.int64), view_values, _VIEW),
                      "spans": _lists(np.asarray(found_per_pair, dtype=np.int64), spans, _SPAN)},
                     schema=EVIDENCE_SCHEMA)
@@ -123,7 +125,7 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
 def _lists(counts: np.ndarray, values: pa.Array, item: pa.DataType) -> pa.Array:
     """A list column: row ``i`` holds the next ``counts[i]`` of ``values``."""
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
-    return pa.ListArray.from_arrays(pa.array(offsets), values, type=pa.list_(item))
+    return pa.ListArray.from_arrays(arrow_array(offsets), values, type=pa.list_(item))
 
 
 def write_evidence(path: str | os.PathLike[str], tables: Iterable[pa.Table]) -> None:

@@ -21,6 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from neardup.io.arrow import arrow_array
+
 
 class OutputError(ValueError):
     """An output that must not or cannot be written: it is an input, it exists (and overwriting was not
@@ -153,8 +155,9 @@ def _json_default(obj: Any) -> Any:
 
 
 def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
-    """Write columns (name -> list, NumPy or Arrow array) as a Parquet file, atomically."""
-    table = pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v) for k, v in columns.items()})
+    """Write columns (name -> list, NumPy or Arrow array; :func:`~neardup.io.arrow.arrow_array`) as a Parquet
+    file, atomically."""
+    table = pa.table({k: arrow_array(v) for k, v in columns.items()})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 
