@@ -58,3 +58,63 @@ def test_community_detection_is_deterministic():
     runs = [cluster_pairs(10, left, right, scores, np.ones(10), ClusterConfig(algorithm="leiden")).labels.tolist()
             for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
+
+
+def _whole_corpus(n, left, right, scores, lengths, cfg, keys):
+    """The clusters as computed before documents outside pairs were set aside: every array over all ``n``."""
+    from neardup.cluster import _communities, _finalise
+
+    groups = connected_components(n, left, right)
+    if cfg.algorithm not in (None, "components") and left.size:
+        in_edge = np.zeros(n, dtype=bool)
+        in_edge[left] = in_edge[right] = True
+        nodes = np.flatnonzero(in_edge)
+        local = np.full(n, -1, dtype=np.int64)
+        local[nodes] = np.arange(nodes.size)
+        membership = _communities(nodes.size, local[left], local[right], scores, cfg)
+        _, comm = np.unique(groups[nodes] * (nodes.size + 1) + membership, return_inverse=True)
+        groups = np.arange(n, dtype=np.int64) + n
+        groups[nodes] = comm
+    return _finalise(groups, lengths, cfg, keys)
+
+
+@given(st.integers(1, 60), st.lists(st.tuples(st.integers(0, 59), st.integers(0, 59)), max_size=80),
+       st.sampled_from(["components", "leiden"]), st.sampled_from(["longest", "first"]),
+       st.sampled_from([None, 2, 3]), st.booleans(), st.randoms(use_true_random=False))
+@settings(max_examples=120, deadline=None)
+def test_clusters_found_among_the_paired_documents_equal_the_whole_corpus_s(n, edges, algorithm, policy, cap,
+                                                                            with_keys, rng):
+    """Components, communities and representatives are found among the documents in pairs alone, the rest
+    set to themselves: the same labels, sizes and flags as arrays over the whole corpus gave."""
+    edges = [(a % n, b % n) for a, b in edges if a % n != b % n]
+    left = np.array([a for a, _ in edges], dtype=np.int64)
+    right = np.array([b for _, b in edges], dtype=np.int64)
+    scores = np.array([rng.random() for _ in edges])
+    lengths = np.array([rng.randrange(5) for _ in range(n)])
+    keys = np.array([float(rng.randrange(3)) for _ in range(n)]) if with_keys else None
+    cfg = ClusterConfig(algorithm=algorithm, representative=policy, max_cluster_size=cap)
+    ours, before = cluster_pairs(n, left, right, scores, lengths, cfg, keys), _whole_corpus(n, left, right, scores,
+                                                                                            lengths, cfg, keys)
+    for field in ("labels", "sizes", "oversized"):
+        assert np.array_equal(getattr(ours, field), getattr(before, field)), field
+        assert getattr(ours, field).dtype == getattr(before, field).dtype, field
+
+
+def test_clustering_a_large_corpus_with_few_pairs_holds_little_beyond_its_result():
+    """The result is 17 bytes a document (labels, sizes, flags); arrays over the whole corpus for the
+    components and the representatives took 89 at their peak (850 MB at 10M stories, past the memory limit)."""
+    import tracemalloc
+
+    n, rng = 1_000_000, np.random.default_rng(1)
+    left, right = rng.integers(0, n, 1000), rng.integers(0, n, 1000)
+    lengths = rng.integers(1, 100, n)
+    tracemalloc.start()
+    try:
+        clusters = cluster_pairs(n, left, right, np.ones(1000), lengths)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    outside = np.setdiff1d(np.arange(n), np.concatenate([left, right]))
+    assert np.array_equal(clusters.labels[outside], outside) and (clusters.sizes[outside] == 1).all()
+    assert (clusters.sizes[left] >= 2).all() and (clusters.labels[left] == clusters.labels[right]).all()
+    assert peak < 20 * n, peak / n
