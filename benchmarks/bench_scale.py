@@ -141,14 +141,16 @@ def build(path: Path, n: int, pool: list[str], seed: int = 0, kind: str = "pool"
 
 
 def _stage(workdir: Path) -> str:
-    """The stage running now, from the work directory's completion marks (stages run in this order)."""
+    """The stage running now, from the work directory's completion marks (stages run in this order). The
+    evidence stage begins once the evidence's text store is marked written (``texts.done``): the store's
+    folder appears earlier, when a worker begins it beside the cluster and write stages."""
     if not workdir.exists():
         return "start/write"
     done = {p.stem for p in workdir.glob("*.done")}
     for name in ("join", "candidates", "weights", "verify"):
         if name not in done:
             return "map+join" if name == "join" else name
-    return "evidence" if (workdir / "evidence").exists() else "cluster/write"
+    return "evidence" if "texts" in done else "cluster/write"
 
 
 from neardup.engine.processes import held_bytes as _anon_bytes  # noqa: E402  (RssAnon of a process)
