@@ -62,8 +62,11 @@ def test_community_detection_is_deterministic():
 
 def _whole_corpus(n, left, right, scores, lengths, cfg, keys):
     """The clusters as computed before documents outside pairs were set aside: every array over all ``n``."""
-    from neardup.cluster import _communities, _finalise
+    from neardup.cluster import _communities, _finalise, average_linkage
 
+    if cfg.algorithm == "agglomerative":
+        floor = float(np.min(scores)) if left.size else 0.0
+        return _finalise(average_linkage(n, left, right, scores, floor), lengths, cfg, keys)
     groups = connected_components(n, left, right)
     if cfg.algorithm not in (None, "components") and left.size:
         in_edge = np.zeros(n, dtype=bool)
@@ -79,13 +82,13 @@ def _whole_corpus(n, left, right, scores, lengths, cfg, keys):
 
 
 @given(st.integers(1, 60), st.lists(st.tuples(st.integers(0, 59), st.integers(0, 59)), max_size=80),
-       st.sampled_from(["components", "leiden"]), st.sampled_from(["longest", "first"]),
+       st.sampled_from(["components", "leiden", "agglomerative"]), st.sampled_from(["longest", "first"]),
        st.sampled_from([None, 2, 3]), st.booleans(), st.randoms(use_true_random=False))
 @settings(max_examples=120, deadline=None)
 def test_clusters_found_among_the_paired_documents_equal_the_whole_corpus_s(n, edges, algorithm, policy, cap,
                                                                             with_keys, rng):
-    """Components, communities and representatives are found among the documents in pairs alone, the rest
-    set to themselves: the same labels, sizes and flags as arrays over the whole corpus gave."""
+    """Components, communities, linkage groups and representatives are found among the documents in pairs
+    alone, the rest set to themselves: the same labels, sizes and flags as arrays over the whole corpus gave."""
     edges = [(a % n, b % n) for a, b in edges if a % n != b % n]
     left = np.array([a for a, _ in edges], dtype=np.int64)
     right = np.array([b for _, b in edges], dtype=np.int64)

@@ -225,20 +225,37 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     cfg = config or ClusterConfig()
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
+    nodes = paired_documents(left, right)
     if cfg.algorithm == "agglomerative":
         floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
-        return _finalise(average_linkage(n, left, right, np.asarray(scores, dtype=np.float64), floor),
-                         np.asarray(lengths), cfg, keys)
-    # Only documents in pairs can share a cluster; every other one is its own (size 1, its own representative).
-    # So components, communities and representatives are found among those documents alone (``nodes``, in
-    # order): at 10M stories, 2.6M of them, where arrays over the whole corpus took 850 MB at once.
-    nodes = np.unique(np.concatenate([left, right]))
+        groups = average_linkage(n, left, right, np.asarray(scores, dtype=np.float64), floor)[nodes]
+        return clusters_of_groups(n, nodes, groups, lengths, cfg, keys)
     a, b = np.searchsorted(nodes, left), np.searchsorted(nodes, right)
     groups = connected_components(nodes.size, a, b)
     if cfg.algorithm not in (None, "components") and left.size:
         # Community detection within the components (a community never spans two: prefixed to be safe).
         membership = _communities(nodes.size, a, b, np.asarray(scores, dtype=np.float64), cfg)
         _, groups = np.unique(groups * (nodes.size + 1) + membership, return_inverse=True)
+    return clusters_of_groups(n, nodes, groups, lengths, cfg, keys)
+
+
+def paired_documents(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The documents in at least one of the pairs ``(left, right)``, sorted: the only ones that can share a
+    cluster."""
+    return np.unique(np.concatenate([np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)]))
+
+
+def clusters_of_groups(n: int, nodes: np.ndarray, groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig,
+                       keys: np.ndarray | None = None) -> Clusters:
+    """The clusters of ``n`` documents whose documents ``nodes`` (:func:`paired_documents`) fall in ``groups``
+    (a label each, equal within a group) and whose every other document is its own cluster (size 1, its own
+    representative): representatives are chosen among ``nodes`` alone, by the policy (:func:`cluster_pairs`).
+    At 10M stories 2.6M documents are in pairs; the same choice over the whole corpus took 850 MB at once.
+
+    >>> c = clusters_of_groups(5, np.array([1, 3, 4]), np.array([7, 7, 9]), np.array([1, 1, 5, 9, 2]), ClusterConfig())
+    >>> c.labels.tolist(), c.sizes.tolist()
+    ([0, 3, 2, 3, 4], [1, 2, 1, 2, 1])
+    """
     lengths = np.asarray(lengths)
     among = _finalise(groups, lengths[nodes], cfg, None if keys is None else np.asarray(keys)[nodes])
     labels = np.arange(n, dtype=np.int64)

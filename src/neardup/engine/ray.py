@@ -2,7 +2,7 @@
 
 Owns scheduling the stages on Ray (Ray Data datasets, shuffles, iterations); must not implement a stage:
 every task calls the same code as the local engine (:mod:`neardup.engine.tasks`, the method's
-``keys`` and ``bucket_pairs``, ``cluster._finalise``), so ``clusters.parquet``, ``pairs.parquet`` and
+``keys`` and ``bucket_pairs``, ``cluster.clusters_of_groups``), so ``clusters.parquet``, ``pairs.parquet`` and
 the summary's fields equal the local engine's exactly.
 
 Stages (the work directory, its layout and the shared stages are :mod:`neardup.engine.sharded`'s):
@@ -22,7 +22,7 @@ Stages (the work directory, its layout and the shared stages are :mod:`neardup.e
    computed in the driver over the joined vectors, as in the local engine.
 5. ``cluster``: connected components by alternating large-star / small-star rounds (Kiveris et al.
    2014) over a Ray Data edge dataset until it stops changing; the driver then turns the star forest
-   into labels and applies ``cluster._finalise`` (representatives by the cluster policy).
+   into labels and applies ``cluster.clusters_of_groups`` (representatives by the cluster policy).
    ``louvain`` / ``leiden`` run in the driver on the verified graph (``cluster_pairs``).
 6. write: in the driver, as in the local engine.
 
@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 
 from neardup import methods
-from neardup.cluster import Clusters, _finalise
+from neardup.cluster import Clusters, clusters_of_groups, paired_documents
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import distinct_codes, map_shard, score_codes
@@ -426,8 +426,9 @@ class RayRun(ShardedRun):
             return super().cluster(left, right, scores)
         t0 = time.perf_counter()
         lengths, keys = self.representative_inputs()
-        clusters = _finalise(self.components(self._verified, lengths.size, left.size), lengths, self.config.cluster,
-                             keys)
+        nodes = paired_documents(left, right)
+        groups = self.components(self._verified, lengths.size, left.size)[nodes]
+        clusters = clusters_of_groups(lengths.size, nodes, groups, lengths, self.config.cluster, keys)
         self._verified = None
         self.timed("cluster", t0)
         return clusters
