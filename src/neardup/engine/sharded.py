@@ -35,7 +35,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -110,22 +110,28 @@ class ShardJoin:
                     shape, _, dtype = array_header(self.wd.shard(0, name))
                     self.arrays[name] = {"dtype": dtype.str, "tail": list(shape[1:]), "bytes": 0}
         for name, info in self.arrays.items():
-            part = self.wd.shard(index, name)
-            shape, _, dtype = array_header(part)
-            if dtype.str != info["dtype"] or list(shape[1:]) != info["tail"]:
-                raise RuntimeError(f"joining {name}: shard {index} holds {dtype} {shape}, the first shard "
-                                   f"{info['dtype']} (..., {info['tail']})")
             tmp = self.wd.root / f"{name}.tmp"
             if index and (not tmp.exists() or tmp.stat().st_size < JOIN_HEADER + info["bytes"]):
                 raise RuntimeError(f"{tmp}: shorter than the {info['bytes']} bytes joined into it; the work "
                                    "directory is damaged: run again without --resume")
             with open(tmp, "r+b" if index else "w+b") as dst:
-                info["bytes"] += append_array_bytes(part, dst, JOIN_HEADER + info["bytes"])
+                info["bytes"] += append_array_bytes(self.wd.shard(index, name), dst, JOIN_HEADER + info["bytes"],
+                                                    check=self._like_first(name, index))
         self.next = index + 1
         with atomic_path(self.state_path, durable=False) as tmp_state:  # a checkpoint: the shards can be mapped again
             tmp_state.write_text(json.dumps({"next": self.next, "arrays": self.arrays}))
         for name in self.arrays:  # at once: the next shard's copy takes the pages these free
             self.wd.shard(index, name).unlink(missing_ok=True)
+
+    def _like_first(self, name: str, index: int) -> Callable[[tuple[int, ...], np.dtype], None]:
+        """A check that shard ``index``'s array ``name`` has the first shard's dtype and row shape."""
+        info = self.arrays[name]
+
+        def check(shape: tuple[int, ...], dtype: np.dtype) -> None:
+            if dtype.str != info["dtype"] or list(shape[1:]) != info["tail"]:
+                raise RuntimeError(f"joining {name}: shard {index} holds {dtype} {shape}, the first shard "
+                                   f"{info['dtype']} (..., {info['tail']})")
+        return check
 
     def finish(self, n_shards: int) -> list[str]:
         """Append the shards not yet appended, head each joined file and give it its name; returns the names."""

@@ -38,7 +38,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -294,13 +294,17 @@ def array_shape(path: str | os.PathLike[str]) -> tuple[int, ...]:
     return array_header(path)[0]
 
 
-def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26) -> int:
+def append_array_bytes(path: str | os.PathLike[str], dst: BinaryIO, at: int, block: int = 1 << 26,
+                       check: Callable[[tuple[int, ...], np.dtype], None] | None = None) -> int:
     """Copy the data bytes of the C-ordered ``.npy`` file ``path`` into the open file ``dst`` at byte ``at``;
-    returns their count. The kernel copies (``copy_file_range``) where it can, plain reads elsewhere."""
+    returns their count. ``check``: called with the file's shape and dtype before anything is copied (it
+    raises to refuse the file). The kernel copies (``copy_file_range``) where it can, plain reads elsewhere."""
     with open(path, "rb") as src:
-        _, fortran, _ = npy_header(src)
+        shape, fortran, dtype = npy_header(src)
         if fortran:
             raise ValueError(f"{path}: expected a C-ordered array")
+        if check is not None:
+            check(shape, dtype)
         start = src.tell()
         size = os.fstat(src.fileno()).st_size - start
         done = 0
