@@ -53,6 +53,25 @@ def test_python_m_neardup_help_imports_no_heavy_library():
                 if line.startswith("import time:") and not line.rstrip().endswith("imported package")]
     assert "neardup.cli" in imported
     assert _heavy(imported) == []
+    # Click's plain help, not Typer's Rich panels (importing and drawing those took 0.13-0.18 s of each --help)
+    assert not any(m.split(".")[0] in ("rich", "markdown_it") for m in imported)
+    assert "╭" not in proc.stdout
+
+
+def test_a_usage_error_is_one_plain_line_on_stderr(tmp_path):
+    """A mistyped command line (an option missing or unknown) exits 2 with Click's ``Error: ...`` line, no
+    panel drawn around it, and imports no Rich either."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
+    for args, message in [([str(example)], "Error: Missing option '--output' / '-o'."),
+                          ([str(example), "-o", str(tmp_path / "o"), "--no-such-option"],
+                           "Error: No such option: --no-such-option")]:
+        proc = _python("-X", "importtime", "-m", "neardup", "dedup", *args)
+        assert proc.returncode == 2
+        assert message in proc.stderr and "Try 'neardup dedup --help' for help." in proc.stderr
+        assert "╭" not in proc.stderr and "rich" not in {line.rsplit("|", 1)[-1].strip().split(".")[0]
+                                                          for line in proc.stderr.splitlines()
+                                                          if line.startswith("import time:")}
+        assert not (tmp_path / "o").exists()
 
 
 def test_every_command_help_imports_no_heavy_library():
@@ -76,7 +95,7 @@ assert len(paths) > 15, paths
 """
     modules = _loaded(code)
     assert "neardup.cli.dedup" in modules and "neardup.cli.train" in modules
-    assert _heavy(modules) == []
+    assert _heavy(modules) == [] and "rich" not in modules
 
 
 def test_a_small_dedup_loads_no_validation_library(tmp_path):

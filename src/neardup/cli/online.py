@@ -259,8 +259,7 @@ def serve_command(
 
 def standalone_app() -> typer.Typer:
     """``online`` commands plus ``serve`` in one app (for ``python -m neardup.online`` and tests)."""
-    app = typer.Typer(name="neardup-online", no_args_is_help=True, add_completion=False,
-                      pretty_exceptions_enable=False)
+    app = new_app("neardup-online", "Online (streaming) near-duplicate detection and its HTTP service.")
     app.add_typer(online_app, name="online")
     app.command("serve")(serve_command)
     return app
