@@ -140,3 +140,48 @@ def test_csv_with_random_bad_rows_errors_on_the_first_or_skips_exactly_them(tmp_
     path = tmp_path_factory.mktemp("c") / "d.csv"
     path.write_bytes(data)
     _check(path, good, bad)
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+#: Field values that test every branch of the record checks: each accepted or refused kind of id and text.
+FIELD_VALUES = st.one_of(st.sampled_from([None, True, False, 1.5, [1], {"a": 1}, _Str("sub"), _Int(3), "x\ud800"]),
+                         st.integers(-(2**70), 2**70), st.text(max_size=8), st.text(st.characters(max_codepoint=127)))
+MISSING = object()
+
+
+@given(rows=st.lists(st.tuples(st.one_of(st.just(MISSING), FIELD_VALUES), st.one_of(st.just(MISSING), FIELD_VALUES),
+                               st.booleans()), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_records_are_checked_as_each_field_in_turn_would_be(rows):
+    """``iter_documents`` takes a common record (an int or ASCII id, a str text) at a glance: what it yields,
+    and each error's line, field and message, equal the checks of each field in turn, id first (``_field``)."""
+    from neardup.io.read import _field, iter_documents
+
+    records = [{k: v for k, v in (("id", i), ("text", t), ("extra", e)) if v is not MISSING} for i, t, e in rows]
+    expected: list = []
+    seen: dict[str, int] = {}
+    for line, rec in enumerate(records, start=1):
+        try:
+            doc_id = str(_field(rec, "id", "<memory>", line, kinds=(str, int)))
+            text = _field(rec, "text", "<memory>", line, kinds=(str,))
+            if doc_id in seen:
+                raise InputError("<memory>", line, f"duplicate id {doc_id!r} (first seen on line {seen[doc_id]})", "id")
+        except InputError as exc:
+            expected.append(("error", str(exc)))
+            continue
+        seen[doc_id] = line
+        expected.append((line, doc_id, text))
+    for hashes in (False, True):
+        skipped: list = []
+        got = [(d.line, d.id, d.text) for d in iter_documents(records, read=ReadConfig(on_error="skip"),
+                                                               skipped=skipped, id_hashes=hashes)]
+        assert got == [e for e in expected if e[0] != "error"]
+        assert [s["error"] for s in skipped] == [e[1] for e in expected if e[0] == "error"]
+        assert all(type(d) is str for _, d, _ in got)

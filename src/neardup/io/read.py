@@ -650,12 +650,18 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
     id_field, text_field, on_error = cfg.id_field, cfg.text_field, cfg.on_error
     seen: Any = SeenIdHashes() if id_hashes else {}
     first_line, remember = (seen.first_line, seen.add) if id_hashes else (seen.get, seen.__setitem__)
+    hash_id = xxhash.xxh3_64_intdigest
     for position, item in enumerate(records, start=1):
         lineno, rec = item if isinstance(item, tuple) else (position, item)
         try:
-            doc_id = str(_field(rec, id_field, source, lineno, kinds=(str, int)))
-            text = _field(rec, text_field, source, lineno, kinds=(str,))
-            key: Any = xxhash.xxh3_64_intdigest(doc_id.encode("utf-8")) if id_hashes else doc_id
+            doc_id, text = rec.get(id_field), rec.get(text_field)
+            if not (_plain_id(doc_id) and type(text) is str and (text.isascii() or text_problem(text) is None)):
+                # not the common record: the checks one by one, for the error of the first field at fault
+                doc_id = _field(rec, id_field, source, lineno, kinds=(str, int))
+                text = _field(rec, text_field, source, lineno, kinds=(str,))
+            if type(doc_id) is not str:
+                doc_id = str(doc_id)
+            key: Any = hash_id(doc_id.encode("utf-8")) if id_hashes else doc_id
             first = first_line(key)
             if first is not None:
                 raise InputError(source, lineno, f"duplicate id {doc_id!r} (first seen on line {first})", id_field)
@@ -754,6 +760,17 @@ def read_texts(path: str | os.PathLike[str], ids: Iterable[str], read: ReadConfi
             if len(out) == len(wanted):
                 break
     return out
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether ``value`` is an id :func:`_field` accepts at a glance: an int, or an ASCII str (others take
+    :func:`_field`'s checks; their outcome is the same).
+
+    >>> _plain_id(7), _plain_id("a-1"), _plain_id(True), _plain_id(None), _plain_id("é"), _plain_id(7.0)
+    (True, True, False, False, False, False)
+    """
+    kind = type(value)
+    return kind is int or (kind is str and value.isascii())
 
 
 def _field(rec: dict[str, Any], name: str, source: str, lineno: int, kinds: tuple[type, ...]) -> Any:
