@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.candidates.allpairs import shared_shingle_pairs
-from neardup.candidates.buckets import count_pairs, pairs_from_keys, unique_pairs
+from neardup.candidates.buckets import by_key, count_pairs, pairs_from_keys, unique_pairs
 from neardup.candidates.hamming import hamming_pairs, table_plan
 from neardup.candidates.lsh import collision_pairs, collision_probability, lsh_pairs, optimal_bands_rows
 from neardup.config import ShingleConfig
@@ -23,6 +23,26 @@ def test_pairs_from_keys_matches_brute_force(keys):
     got = set(zip(left.tolist(), right.tolist()))
     want = {(i, j) for i, j in itertools.combinations(range(len(keys)), 2) if keys[i] == keys[j]}
     assert got == want
+
+
+@given(keys=st.lists(st.integers(0, 2**64 - 1), max_size=60), spread=st.integers(1, 2**64 - 1),
+       dtype=st.sampled_from([np.uint64, np.int64, np.int32, np.uint16]),
+       docs_kind=st.sampled_from(["range", "shuffled", "repeats", "negative"]), seed=st.integers(0, 2**16))
+@settings(max_examples=300, deadline=None)
+def test_by_key_orders_as_lexsort_does(keys, spread, dtype, docs_kind, seed):
+    """Keys from all distinct to a few repeated values, of every dtype the candidate stages use, and documents
+    in order, shuffled, repeated or (the fallback) negative: the order of ``np.lexsort((docs, keys))``."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    k = np.array([x % spread for x in keys], dtype=object)
+    k = np.array([info.min + int(x) % (int(info.max) - int(info.min) + 1) for x in k]).astype(dtype)
+    n = k.size
+    docs = {"range": np.arange(n), "shuffled": rng.permutation(n), "repeats": rng.integers(0, max(1, n // 3), n),
+            "negative": rng.integers(-5, 5, n)}[docs_kind].astype(np.int64)
+    order = np.lexsort((docs, k))
+    got_k, got_d = by_key(k, docs)
+    assert got_k.dtype == k.dtype and got_d.dtype == docs.dtype
+    assert got_k.tolist() == k[order].tolist() and got_d.tolist() == docs[order].tolist()
 
 
 def test_big_groups_become_stars_or_are_skipped():

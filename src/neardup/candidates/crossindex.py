@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup.candidates.buckets import by_key
+
 _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
 
@@ -31,8 +33,7 @@ class KeyIndex:
         for t in np.unique(tables).tolist():
             sel = tables == t
             k, d = keys[sel], np.asarray(docs[sel], dtype=np.int64)
-            order = np.lexsort((d, k))
-            k, d = k[order], d[order]
+            k, d = by_key(k, d)
             if max_docs is not None and k.size:
                 uniq, start, counts = np.unique(k, return_index=True, return_counts=True)
                 common = np.repeat(counts > max_docs, counts)
