@@ -27,9 +27,10 @@ def test_pairs_from_keys_matches_brute_force(keys):
 
 @given(keys=st.lists(st.integers(0, 2**64 - 1), max_size=60), spread=st.integers(1, 2**64 - 1),
        dtype=st.sampled_from([np.uint64, np.int64, np.int32, np.uint16]),
-       docs_kind=st.sampled_from(["range", "shuffled", "repeats", "negative"]), seed=st.integers(0, 2**16))
+       docs_kind=st.sampled_from(["range", "shuffled", "repeats", "negative"]), seed=st.integers(0, 2**16),
+       docs_dtype=st.sampled_from([np.int64, np.int32, np.uint32, np.uint64]))
 @settings(max_examples=300, deadline=None)
-def test_by_key_orders_as_lexsort_does(keys, spread, dtype, docs_kind, seed):
+def test_by_key_orders_as_lexsort_does(keys, spread, dtype, docs_kind, seed, docs_dtype):
     """Keys from all distinct to a few repeated values, of every dtype the candidate stages use, and documents
     in order, shuffled, repeated or (the fallback) negative: the order of ``np.lexsort((docs, keys))``."""
     rng = np.random.default_rng(seed)
@@ -38,7 +39,8 @@ def test_by_key_orders_as_lexsort_does(keys, spread, dtype, docs_kind, seed):
     k = np.array([info.min + int(x) % (int(info.max) - int(info.min) + 1) for x in k]).astype(dtype)
     n = k.size
     docs = {"range": np.arange(n), "shuffled": rng.permutation(n), "repeats": rng.integers(0, max(1, n // 3), n),
-            "negative": rng.integers(-5, 5, n)}[docs_kind].astype(np.int64)
+            "negative": rng.integers(-5, 5, n)}[docs_kind]
+    docs = docs.astype(np.int64 if docs_kind == "negative" else docs_dtype)
     order = np.lexsort((docs, k))
     got_k, got_d = by_key(k, docs)
     assert got_k.dtype == k.dtype and got_d.dtype == docs.dtype

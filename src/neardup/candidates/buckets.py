@@ -77,7 +77,7 @@ def by_key(keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return keys[order], docs[order]
     codes = np.cumsum(first, dtype=np.int64)
     codes *= width
-    codes += d
+    codes += d.astype(np.int64, copy=False)  # documents under 2**62 here: exact whatever their integer type
     codes.sort()
     return k, (codes % width).astype(d.dtype, copy=False)
 
