@@ -226,11 +226,11 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     nodes = paired_documents(left, right)
-    if cfg.algorithm == "agglomerative":
+    a, b = np.searchsorted(nodes, left), np.searchsorted(nodes, right)  # the pairs among the paired documents
+    if cfg.algorithm == "agglomerative":  # (a monotone renumbering: its ties go to the same documents)
         floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
-        groups = average_linkage(n, left, right, np.asarray(scores, dtype=np.float64), floor)[nodes]
+        groups = average_linkage(nodes.size, a, b, np.asarray(scores, dtype=np.float64), floor)
         return clusters_of_groups(n, nodes, groups, lengths, cfg, keys)
-    a, b = np.searchsorted(nodes, left), np.searchsorted(nodes, right)
     groups = connected_components(nodes.size, a, b)
     if cfg.algorithm not in (None, "components") and left.size:
         # Community detection within the components (a community never spans two: prefixed to be safe).
