@@ -118,6 +118,10 @@ def test_merge_loop_equals_sorting_and_marking(docs, seed, weighted):
         joined = ShingleSets(_Joined(sets.values[:cut], sets.values[cut:]), offsets)
         halves = None if weights is None else _Joined(weights[:cut], weights[cut:])
         assert np.array_equal(overlap._merged_intersections(joined, left, right, halves), merged)
+        inside = max(0, min(int(sets.values.size) - 1, cut + 1))  # two arrays cut inside a set: read across them
+        joined = ShingleSets(_Joined(sets.values[:inside], sets.values[inside:]), offsets)
+        halves = None if weights is None else _Joined(weights[:inside], weights[inside:])
+        assert np.array_equal(overlap._merged_intersections(joined, left, right, halves), merged)
 
 
 @pytest.mark.parametrize("parts", [2, 16, 1024])
