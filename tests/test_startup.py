@@ -178,3 +178,22 @@ def test_a_command_runs_from_a_tree_of_itself_alone():
                          "    assert e.code == 0, e"))
     assert "neardup.cli.dedup" in loaded
     assert not loaded & {"neardup.cli.train", "neardup.cli.online", "neardup.cli.evaluate", "neardup.cli.bench"}
+
+
+def test_show_and_keep_of_a_run_import_no_pandas_where_it_is_installed(tmp_path):
+    """``neardup show OUTDIR`` and ``neardup dedup --keep`` read a run's Parquet files through the file's own reader
+    and its columns from their buffers (``neardup.io.parquet``, ``neardup.io.arrow.numpy_of``):
+    ``pyarrow.parquet.read_table`` and ``to_numpy`` import pandas first (0.35 s of a 0.7 s ``show``)."""
+    pytest.importorskip("pandas")
+    example = Path(__file__).resolve().parents[1] / "examples" / "news.jsonl"
+    out = tmp_path / "o"
+    assert _python("-m", "neardup", "dedup", str(example), "-o", str(out), "-q").returncode == 0
+    proc = _python("-X", "importtime", "-m", "neardup", "show", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "300 documents, 52 duplicate clusters" in proc.stdout and "largest clusters" in proc.stdout
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "pyarrow" in imported and "pandas" not in imported
+    code = (f"from neardup.io.keep import kept_ids; import sys; ids = kept_ids({str(out / 'clusters.parquet')!r}); "
+            "print(len(ids), 'pandas' in sys.modules)")
+    assert _python("-c", code).stdout.split() == ["227", "False"]

@@ -110,20 +110,21 @@ class DedupResult:
         self._texts, self._views = texts, views
 
     def _load_output(self) -> None:
-        import pyarrow.parquet as pq
+        from neardup.io.arrow import numpy_of
+        from neardup.io.parquet import read_parquet
 
         assert self.output is not None
-        table = pq.read_table(self.output / "clusters.parquet", columns=list(CLUSTER_COLUMNS))
+        table = read_parquet(self.output / "clusters.parquet", CLUSTER_COLUMNS)
         ids = table["id"].to_pylist()
         index = {doc_id: i for i, doc_id in enumerate(ids)}
         labels = np.fromiter((index[c] for c in table["cluster"].to_pylist()), dtype=np.int64, count=len(ids))
         self._ids = ids
-        self._clusters = Clusters(labels=labels, sizes=table["cluster_size"].to_numpy().astype(np.int64),
-                                  oversized=table["oversized"].to_numpy(zero_copy_only=False).astype(bool))
-        pairs = pq.read_table(self.output / "pairs.parquet", columns=list(PAIR_COLUMNS))
+        self._clusters = Clusters(labels=labels, sizes=numpy_of(table["cluster_size"]).astype(np.int64),
+                                  oversized=numpy_of(table["oversized"]).astype(bool))
+        pairs = read_parquet(self.output / "pairs.parquet", PAIR_COLUMNS)
         self._left = np.fromiter((index[x] for x in pairs["left"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
         self._right = np.fromiter((index[x] for x in pairs["right"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
-        self._scores = pairs["score"].to_numpy().astype(np.float64)
+        self._scores = numpy_of(pairs["score"]).astype(np.float64)
 
     def _ready(self) -> None:
         if self._loader is not None:

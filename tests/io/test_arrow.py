@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from neardup.io.arrow import arrow_array
+from neardup.io.arrow import arrow_array, numpy_of
 
 NUMERIC = st.sampled_from([np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32, np.float64,
                            np.bool_])
@@ -72,3 +72,23 @@ def test_a_string_column_past_32_bit_offsets_is_left_to_pyarrow(monkeypatch):
     monkeypatch.setattr(arrow.pa, "array", lambda *a, **k: calls.append(a) or original(*a, **k))
     assert arrow_array(["abc", "def"]).to_pylist() == ["abc", "def"] and len(calls) == 1
     assert arrow_array(["ab", "c"]).to_pylist() == ["ab", "c"] and len(calls) == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(hnp.arrays(NUMERIC, st.integers(0, 70)), st.data())
+def test_numpy_of_a_column_equals_to_numpy(values, data):
+    """Read back from buffers: sliced arrays (a bit offset for booleans) and columns of several such chunks."""
+    array = pa.array(values)
+    n = len(array)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    for column in (array, array[a:b], pa.chunked_array([array[a:b], array[b:], array[:a]], type=array.type),
+                   pa.chunked_array([], type=array.type)):
+        got, expected = numpy_of(column), column.to_numpy(zero_copy_only=False)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_numpy_of_a_column_with_nulls_is_pyarrow_s_own():
+    column = pa.chunked_array([[1, None], [3]])
+    np.testing.assert_array_equal(numpy_of(column), column.to_numpy(zero_copy_only=False))

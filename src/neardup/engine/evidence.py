@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from neardup.engine.workdir import load_array, save_array
 from neardup.evidence import evidence_table, write_evidence
+from neardup.io.parquet import read_parquet
 from neardup.io.read import texts_at
 from neardup.io.write import atomic_path
 from neardup.results import EVIDENCE_FILE
@@ -83,7 +84,7 @@ def input_lines(run: ShardedRun, n_shards: int, docs: np.ndarray) -> np.ndarray:
     cut = np.searchsorted(docs, bounds)
     for i in range(n_shards):
         if cut[i + 1] > cut[i]:
-            column = pq.read_table(run.wd.shard(i, "ids.parquet"), columns=["line"])["line"].to_numpy()
+            column = read_parquet(run.wd.shard(i, "ids.parquet"), ["line"])["line"].to_numpy()
             lines[cut[i] : cut[i + 1]] = column[docs[cut[i] : cut[i + 1]] - bounds[i]]
     return lines
 
@@ -154,7 +155,7 @@ def task_count(n_pairs: int, workers: int) -> int:
 
 def _parts(root: Path, count: int) -> Iterator[pa.Table]:
     for part in range(count):
-        yield pq.read_table(root / f"{part:06d}.parquet")
+        yield read_parquet(root / f"{part:06d}.parquet")
 
 
 def finish_text_store(run: ShardedRun, store: Future[None] | None) -> None:

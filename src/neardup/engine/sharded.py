@@ -58,6 +58,7 @@ from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
+from neardup.io.parquet import read_parquet
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
 from neardup.methods.base import KeyedMethod, Representation
@@ -297,15 +298,15 @@ class ShardedRun(abc.ABC):
         save_array(self.wd.root / "offsets.npy", offsets)
         if self.wd.shard(0, "chunk_offsets.npy").exists():
             save_array(self.wd.root / "chunk_offsets.npy", self._join_offsets("chunk_offsets.npy", n_shards, sizes))
-        lengths = np.concatenate([pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["length"])["length"]
+        lengths = np.concatenate([read_parquet(self.wd.shard(i, "ids.parquet"), ["length"])["length"]
                                   .to_numpy() for i in range(n_shards)]).astype(np.int64)
         save_array(self.wd.root / "lengths.npy", lengths)
         if "representative_key" in pq.read_schema(self.wd.shard(0, "ids.parquet")).names:
             save_array(self.wd.root / "representative_keys.npy", np.concatenate([
-                pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["representative_key"])["representative_key"]
+                read_parquet(self.wd.shard(i, "ids.parquet"), ["representative_key"])["representative_key"]
                 .to_numpy() for i in range(n_shards)]).astype(np.float64))
         if self.wd.shard(0, "texts.parquet").exists():
-            texts = pa.concat_tables([pq.read_table(self.wd.shard(i, "texts.parquet")) for i in range(n_shards)])
+            texts = pa.concat_tables([read_parquet(self.wd.shard(i, "texts.parquet")) for i in range(n_shards)])
             with atomic_path(self.wd.root / "texts.parquet", durable=False) as tmp:
                 pq.write_table(texts, tmp)
         write_json(self.wd.root / "shards.json", {"sizes": sizes, "n_empty": sum(c[1] for c in counts),
@@ -463,7 +464,7 @@ class ShardedRun(abc.ABC):
             end = start + size
             lo, hi = np.searchsorted(wanted, [start, end])
             if hi > lo:
-                ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].combine_chunks()
+                ids = read_parquet(self.wd.shard(i, "ids.parquet"), ["id"])["id"].combine_chunks()
                 chunks.append(ids.take(pa.array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
             start = end
         return DocIds(np.asarray(wanted, dtype=np.int64), chunks)
@@ -489,7 +490,7 @@ class ShardedRun(abc.ABC):
             with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
                 start = 0
                 for i, size in enumerate(self.shard_sizes()):
-                    ids = pq.read_table(self.wd.shard(i, "ids.parquet"), columns=["id"])["id"].combine_chunks()
+                    ids = read_parquet(self.wd.shard(i, "ids.parquet"), ["id"])["id"].combine_chunks()
                     lab = clusters.labels[start : start + size]
                     sz = clusters.sizes[start : start + size]
                     grouped = sz > 1

@@ -204,9 +204,9 @@ def joined(root: str | os.PathLike[str]) -> Representation:
         vectors = Embeddings(docs=load_array(r / "vectors.npy"), chunks=chunks[0], offsets=chunks[1])
     texts = None
     if (r / "texts.parquet").exists():
-        import pyarrow.parquet as pq
+        from neardup.io.parquet import read_parquet
 
-        texts = pq.read_table(r / "texts.parquet")["text"].to_pylist()
+        texts = read_parquet(r / "texts.parquet", ["text"])["text"].to_pylist()
     return Representation(sets=sets, lengths=load_array(r / "lengths.npy", mmap=False),
                           sketch=load_array(r / "sketch.npy") if (r / "sketch.npy").exists() else None,
                           vectors=vectors, texts=texts)

@@ -1,7 +1,9 @@
-"""Arrow arrays made from their buffers: the columns neardup writes, converted without importing pandas.
+"""Arrow arrays made from their buffers, and read back: the columns neardup writes, converted without importing pandas.
 
 Owns turning NumPy arrays of numbers or booleans and lists of strings, integers or floats into Arrow arrays
-equal (``Array.equals``, same type) to what ``pyarrow.array`` makes of them. PyArrow's own conversion first
+equal (``Array.equals``, same type) to what ``pyarrow.array`` makes of them, and Arrow columns of numbers or
+booleans without nulls back into the NumPy arrays ``to_numpy`` gives (:func:`numpy_of`; ``to_numpy`` too
+imports pandas on its first call). PyArrow's own conversion first
 asks whether its argument is a pandas object, and so imports pandas, where it is installed, the first time a
 process converts anything: 0.15-0.3 s (0.9 s from a cold disk), more than the rest of a small run's start-up
 (docs/speed.md, "Start-up"). Made from their buffers, the arrays need no such question. Anything else (nulls,
@@ -86,4 +88,34 @@ def _strings(values: Sequence[str], type: pa.DataType | None) -> pa.Array | None
                                                               pa.py_buffer(b"".join(encoded))])
 
 
-__all__ = ["MAX_STRING_BYTES", "arrow_array"]
+#: The NumPy type of each Arrow type :func:`numpy_of` reads from buffers.
+_NUMPY_TYPES = {pa.from_numpy_dtype(np.dtype(t)): np.dtype(t) for t in
+                (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
+                 np.float64, np.bool_)}
+
+
+def numpy_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A column of numbers or booleans as the NumPy array ``column.to_numpy(zero_copy_only=False)`` gives, read
+    from its buffers where it has no nulls (a copy; anything else is left to ``to_numpy``).
+
+    >>> numpy_of(pa.chunked_array([[1, 2], [3]])).tolist(), numpy_of(pa.array([True, False, True])[1:]).tolist()
+    ([1, 2, 3], [False, True])
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    dtype = _NUMPY_TYPES.get(column.type)
+    if dtype is None or column.null_count:
+        return column.to_numpy(zero_copy_only=False)
+    out = np.empty(len(column), dtype=dtype)
+    at = 0
+    for chunk in chunks:
+        n, data = len(chunk), chunk.buffers()[1]
+        if n and dtype.kind == "b":
+            bits = np.frombuffer(data, dtype=np.uint8)
+            out[at : at + n] = np.unpackbits(bits, bitorder="little", count=chunk.offset + n)[chunk.offset :]
+        elif n:
+            out[at : at + n] = np.frombuffer(data, dtype=dtype, count=chunk.offset + n)[chunk.offset :]
+        at += n
+    return out
+
+
+__all__ = ["MAX_STRING_BYTES", "arrow_array", "numpy_of"]

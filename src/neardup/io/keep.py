@@ -18,13 +18,14 @@ from neardup.io.write import write_jsonl
 
 def kept_ids(clusters_parquet: str | os.PathLike[str], drop_oversized: bool = False) -> set[str]:
     """Ids of the representatives in a ``clusters.parquet``; with ``drop_oversized`` none from an oversized cluster."""
-    import pyarrow.parquet as pq
+    from neardup.io.arrow import numpy_of
+    from neardup.io.parquet import read_parquet
 
-    table = pq.read_table(clusters_parquet, columns=["id", "is_representative", "oversized"])
+    table = read_parquet(clusters_parquet, ["id", "is_representative", "oversized"])
     ids = table["id"].to_pylist()
-    rep = table["is_representative"].to_numpy(zero_copy_only=False)
+    rep = numpy_of(table["is_representative"])
     if drop_oversized:
-        rep = rep & ~table["oversized"].to_numpy(zero_copy_only=False)
+        rep = rep & ~numpy_of(table["oversized"])
     return {ids[i] for i in np.flatnonzero(rep)}
 
 
