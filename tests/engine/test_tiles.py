@@ -30,9 +30,11 @@ def test_plan_tiles_gives_an_oversized_document_its_own_tile():
 
 
 def _save_weights(root, sets, weights, by):
-    """The weights stage's output in work directory ``root``: each document's total, and a weight for each
-    value (``by="value"``) or the table of each distinct value's weight (``by="table"``)."""
-    save_array(root / "totals.npy", doc_weight_totals(sets, weights))
+    """The weights stage's output in work directory ``root``: a weight for each value and each document's
+    total (``by="value"``), or the table of each distinct value's weight (``by="table"``: the tiles sum the
+    totals of the documents they score; ``"table+totals"``: a work directory from before, with the totals)."""
+    if by != "table":
+        save_array(root / "totals.npy", doc_weight_totals(sets, weights))
     if by == "value":
         save_array(root / "weights.npy", weights)
         return
@@ -47,7 +49,7 @@ def _save_weights(root, sets, weights, by):
     save_array(root / IDF_TABLE, table.slots)
 
 
-@pytest.mark.parametrize("by", ["value", "table"])
+@pytest.mark.parametrize("by", ["value", "table", "table+totals"])
 @pytest.mark.parametrize("score", SCORES)
 def test_tiled_scores_equal_whole_array_scores_to_the_bit(tmp_path, score, by):
     rng = np.random.default_rng(7)
@@ -368,12 +370,11 @@ def test_headers_numpy_writes_are_parsed_without_numpys_reader(tmp_path, monkeyp
     assert read_rows(flat, 2, 5).tolist() == [2, 3, 4]
 
 
-def test_weights_counted_in_tables_equal_idf_weights(tmp_path, monkeypatch):
+def test_weights_counted_in_tables_equal_idf_weights(tmp_path):
     """The weights stage's table path: each span's values counted, the counts merged and made weights in one
     table, saved; its lookups, and the weights written from it (spans in any order), equal the IDF weights to
-    the bit; so do each document's totals of them, looked up a range of documents at a time."""
-    from neardup.engine import tasks
-    from neardup.engine.tasks import count_values, idf_table, totals_of_table, weights_of_table
+    the bit."""
+    from neardup.engine.tasks import count_values, idf_table, weights_of_table
     from neardup.engine.tiles import IDF_TABLE, load_idf_table
 
     sets = _weights_stage_dir(tmp_path, seed=6)
@@ -391,12 +392,6 @@ def test_weights_counted_in_tables_equal_idf_weights(tmp_path, monkeypatch):
     for lo, hi in reversed(spans):
         weights_of_table(str(tmp_path), lo, hi)
     assert np.array_equal(np.load(tmp_path / "weights.npy.tmp"), idf_weights(sets, 2.0))
-    n_docs = len(sets)
-    np.lib.format.open_memmap(tmp_path / "totals.npy.tmp", mode="w+", dtype=np.float64, shape=(n_docs,)).flush()
-    monkeypatch.setattr(tasks, "TABLE_CHUNK_VALUES", 500)  # documents a few at a time, a chunk of values each
-    for lo, hi in reversed([(0, 7), (7, n_docs // 2), (n_docs // 2, n_docs)]):
-        totals_of_table(str(tmp_path), lo, hi)
-    assert np.array_equal(np.load(tmp_path / "totals.npy.tmp"), doc_weight_totals(sets, idf_weights(sets, 2.0)))
     save_array(tmp_path / IDF_TABLE, np.zeros(2 << 16, dtype=np.uint64))  # a new file: read again
     assert load_idf_table(tmp_path) is not table and load_idf_table(tmp_path).filled == 0
 

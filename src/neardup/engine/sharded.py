@@ -54,7 +54,7 @@ from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, 
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
-                                  split_values, totals_of_table, weights_of_table, weights_partition)
+                                  split_values, weights_of_table, weights_partition)
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
@@ -333,12 +333,12 @@ class ShardedRun(abc.ABC):
         return self._rep
 
     def weights(self, per_value: bool = False) -> None:
-        """Stage 3 (weighted scores only), in the worker processes: each document's summed IDF weight
-        (``totals.npy``), and the IDF weight of every distinct value, where its document frequencies fit a
-        table (:meth:`_weights_by_table`, which saves it for verification to look up the weights of the left
-        documents of pairs); or else a weight for every value (``weights.npy``), by hash partitions of the
-        values. ``per_value``: ``weights.npy`` in any case (for a method that scores the joined representation
-        in this process, which is given the weights)."""
+        """Stage 3 (weighted scores only), in the worker processes: the IDF weight of every distinct value,
+        where its document frequencies fit a table (:meth:`_weights_by_table`, which saves it for verification
+        to look up the weights of the documents of pairs and sum them, :class:`~neardup.engine.tiles._Weights`);
+        or else a weight for every value (``weights.npy``), by hash partitions of the values, and each
+        document's summed weight (``totals.npy``). ``per_value``: both files in any case (for a method that
+        scores the joined representation in this process, which is given the weights)."""
         if not self.method.weighted():
             return
         if not self.wd.done("weights"):
@@ -350,9 +350,7 @@ class ShardedRun(abc.ABC):
             self.make_room(min(n_values * BYTES_PER_COUNTED_VALUE, int(self.engine.memory_limit * 0.3)))
             by_table = self._weights_by_table(n_values, len(sets))
             self.counts.update(weights_by="table" if by_table else "hash partitions" if parts > 1 else "one partition")
-            if by_table:
-                self._totals_of_table()
-            else:
+            if not by_table:
                 self._per_value_weights(parts)
             self.wd.discard([self.wd.root / SPLIT_DIR])
             self.wd.mark("weights")
@@ -365,18 +363,6 @@ class ShardedRun(abc.ABC):
             weights, totals = load_array(self.wd.root / "weights.npy"), load_array(self.wd.root / "totals.npy",
                                                                                   mmap=False)
             self.representation().set_weights(self.config.verify.idf_power, weights, totals)
-
-    def _totals_of_table(self) -> None:
-        """``totals.npy``: each document's summed weight, looked up in the stage's table by the workers, a
-        range of documents (an equal share of the values) each task."""
-        offsets = np.asarray(self.representation().sets.offsets)
-        n = offsets.size - 1
-        tmp = self.wd.root / "totals.npy.tmp"
-        np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n,)).flush()
-        cuts = np.searchsorted(offsets, np.linspace(0, int(offsets[-1]), 2 * self.plan.workers + 1)[1:-1])
-        cuts = np.unique(np.concatenate([[0], np.clip(cuts, 0, n), [n]])).tolist()
-        _run_all(self.workers(), [(totals_of_table, str(self.wd.root), lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
-        os.replace(tmp, self.wd.root / "totals.npy")
 
     def _per_value_weights(self, parts: int) -> None:
         """``weights.npy``, a weight for every value (looked up in the stage's table when ``parts`` is 0, else

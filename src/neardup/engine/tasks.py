@@ -27,8 +27,7 @@ from neardup.engine.workdir import (WorkDir, array_shape, load_array, release, s
 from neardup.jit import compiled, pays
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.verify.frequencies import FrequencyTable
-from neardup.text.shingle import ShingleSets
-from neardup.verify.overlap import doc_weight_totals, idf_of_frequencies, idf_weights_of_codes, value_codes
+from neardup.verify.overlap import idf_of_frequencies, idf_weights_of_codes, value_codes
 
 #: Key rows computed at once while scanning documents for one table group and partition, and documents
 #: at once for a fixed-width method (its temporaries are a few times the block's signature rows).
@@ -287,27 +286,6 @@ def idf_table(root: str, n_splits: int, idf_power: float, max_bytes: int) -> boo
     return True
 
 
-def totals_of_table(root: str, lo: int, hi: int) -> None:
-    """Each of documents ``lo:hi``'s sum of the IDF weights of its values, looked up in the work directory's
-    table (:func:`idf_table`), written there into ``totals.npy.tmp``: what verification needs of every
-    document it scores, where it looks up the weights of the left documents of pairs only (the same sums as
-    :func:`~neardup.verify.overlap.doc_weight_totals` of the whole corpus, to the bit)."""
-    table = load_idf_table(root)
-    assert table is not None, "totals_of_table: the weights stage saved no table"
-    offsets = load_array(Path(root) / "offsets.npy", mmap=False)
-    values = np.empty(TABLE_CHUNK_VALUES, dtype=np.uint64)
-    weights = np.empty(TABLE_CHUNK_VALUES, dtype=np.float64)
-    while lo < hi:  # documents whose values fit a chunk (or one larger document alone)
-        end = min(hi, max(lo + 1, int(np.searchsorted(offsets, offsets[lo] + TABLE_CHUNK_VALUES, side="right")) - 1))
-        a, b = int(offsets[lo]), int(offsets[end])
-        vals = read_rows(Path(root) / "values.npy", a, b, values if b - a <= values.size else None)
-        w = table.lookup(vals, weights[: vals.size] if vals.size <= weights.size else None)
-        totals = doc_weight_totals(ShingleSets(vals, offsets[lo : end + 1] - a), w)
-        write_rows(Path(root) / "totals.npy.tmp", lo, totals)
-        lo = end
-    trim_heap()
-
-
 def weights_of_table(root: str, lo: int, hi: int) -> None:
     """IDF weights of values ``lo:hi`` looked up in the work directory's table (:func:`idf_table`), written
     there into ``weights.npy.tmp``: for a method that scores the joined representation in one process."""
@@ -470,5 +448,5 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
 
 __all__ = ["SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
            "idf_table", "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs",
-           "split_values", "table_keys", "totals_of_table", "ungrouped", "value_partition", "verify_partition",
+           "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
            "weights_of_table", "weights_partition"]

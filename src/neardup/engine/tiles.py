@@ -31,7 +31,7 @@ from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
 from neardup.verify.frequencies import FrequencyTable
-from neardup.verify.overlap import score_pairs
+from neardup.verify.overlap import doc_weight_totals, score_pairs
 
 #: The weights stage's table of IDF weights by distinct value, in a work directory (:func:`load_idf_table`).
 IDF_TABLE = "idf-table.npy"
@@ -274,41 +274,62 @@ def _idf_table(path: str, identity: tuple[int, int, int]) -> FrequencyTable:
 
 
 class _Weights:
-    """IDF weights of a work directory's values as tiles read them, and each document's sum of them
-    (``totals.npy``). A pair's score reads the weights of its left document only (a value's weight is the
-    same in both documents, :func:`~neardup.verify.overlap.intersection_sizes`), so a tile needs the weights
-    of its documents that are the left one of a pair, and no other tile's: looked up in the weights stage's
-    table (:func:`load_idf_table`), or else read from its ``weights.npy``. Both give the same figures to the
-    bit."""
+    """IDF weights of a work directory's values as tiles read them, and each document's sum of them. A pair's
+    score reads the weights of its left document only (a value's weight is the same in both documents,
+    :func:`~neardup.verify.overlap.intersection_sizes`), and the summed weights of both. Looked up in the
+    weights stage's table (:func:`load_idf_table`): a tile looks up the weights of its documents that are in one
+    of its pairs, and of the documents of other tiles its pairs name, and sums them per document as
+    :func:`~neardup.verify.overlap.doc_weight_totals` does (on this path the stage writes no ``totals.npy``:
+    the sums of only the documents in candidate pairs, from weights looked up here anyway, rather than a pass
+    over every value of the corpus). Or else read from ``weights.npy`` and ``totals.npy``. All give the same
+    figures to the bit."""
 
     def __init__(self, root: Path) -> None:
         self.root, self.table = root, load_idf_table(root)
-        self.totals = load_array(root / "totals.npy", mmap=False)
+        path = root / "totals.npy"
+        self.totals = load_array(path, mmap=False) if self.table is None or path.exists() else None
 
-    def of_tile(self, tile: _Tile, left: np.ndarray) -> np.ndarray:
-        """The weights of a tile's values: those of documents ``left`` (the tile's own indices, ascending,
+    def of_tile(self, tile: _Tile, docs: np.ndarray) -> np.ndarray:
+        """The weights of a tile's values: those of documents ``docs`` (the tile's own indices, ascending,
         distinct); the rest 0 where looked up."""
         if self.table is None:
             return read_rows(self.root / "weights.npy", tile.a, tile.b)
         weights = np.zeros(tile.values.size, dtype=np.float64)
-        self.table.lookup_ranges(tile.values, tile.offsets[left], tile.offsets[left + 1], weights)
+        self.table.lookup_ranges(tile.values, tile.offsets[docs], tile.offsets[docs + 1], weights)
         return weights
+
+    def totals_of_tile(self, tile: _Tile) -> np.ndarray:
+        """The summed weight of each of a tile's documents (0 for those whose weights it did not look up)."""
+        if self.totals is not None:
+            return self.totals[tile.lo : tile.hi]
+        assert tile.weights is not None
+        return doc_weight_totals(ShingleSets(tile.values, tile.offsets), tile.weights)
+
+    def totals_of_docs(self, docs: np.ndarray, values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The summed weights of documents ``docs`` (global indices) whose ``values`` were read one after the
+        other, ``sizes`` each."""
+        if self.totals is not None:
+            return self.totals[docs]
+        assert self.table is not None
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return doc_weight_totals(ShingleSets(values, offsets), self.table.lookup(values))
 
 
 class _Tile:
-    """One tile in memory: its documents' values (and, for a weighted score, the weights of those that are
-    the left document of a pair, ``left``) with local offsets."""
+    """One tile in memory: its documents' values (and, for a weighted score, the weights of ``docs``: those
+    in one of its pairs, or where the totals were saved the left ones of its pairs) with local offsets."""
 
     def __init__(self, root: Path, offsets: np.ndarray, lo: int, hi: int, weights: _Weights | None = None,
-                 left: np.ndarray | None = None) -> None:
+                 docs: np.ndarray | None = None) -> None:
         self.lo, self.hi = lo, hi
         self.a, self.b = int(offsets[lo]), int(offsets[hi])
         self.offsets = offsets[lo : hi + 1] - self.a
         self.values = read_rows(root / "values.npy", self.a, self.b)
         self.weights = None
         if weights is not None:
-            assert left is not None, "a weighted tile needs its pairs' left documents"
-            self.weights = weights.of_tile(self, np.unique(left - lo))
+            assert docs is not None, "a weighted tile needs its pairs' documents"
+            self.weights = weights.of_tile(self, np.unique(docs - lo))
 
 
 def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarray, score: str,
@@ -327,27 +348,32 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     tr = tile_of(tiles, right).astype(np.int32)
     for ta in np.unique(tl):
         in_a = np.flatnonzero(tl == ta)
-        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, left[in_a])
         tr_a = tr[in_a]
+        docs = left[in_a]
+        if weights is not None and weights.totals is None:  # this tile's right documents too: their totals
+            docs = np.concatenate([docs, right[in_a[tr_a == ta]]])
+        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, docs)
+        a_totals = None if weights is None else weights.totals_of_tile(a_tile)
         for tb in np.unique(tr_a):
             seg = in_a[tr_a == tb]
             lft = left[seg] - a_tile.lo
             if tb == ta:
                 sets = ShingleSets(a_tile.values, a_tile.offsets)
                 rgt = right[seg] - a_tile.lo
-                w = a_tile.weights
-                tot = None if weights is None else weights.totals[a_tile.lo : a_tile.hi]
+                w, tot = a_tile.weights, a_totals
             else:  # the other tile's documents that this tile's pairs name, read beside this tile (their
                 # values only: a pair's shared weight is read from its left document)
                 others = np.unique(right[seg])
                 sizes = offsets[others + 1] - offsets[others]
-                sets = ShingleSets(_Joined(a_tile.values, read_docs(root / "values.npy", offsets, others)),  # type: ignore[arg-type]
+                other_values = read_docs(root / "values.npy", offsets, others)
+                sets = ShingleSets(_Joined(a_tile.values, other_values),  # type: ignore[arg-type]
                                    np.concatenate([a_tile.offsets, np.cumsum(sizes) + a_tile.offsets[-1]]))
                 rgt = np.searchsorted(others, right[seg]) + (a_tile.hi - a_tile.lo)
                 w = tot = None
                 if weights is not None:
+                    assert a_totals is not None
                     w = _Joined(a_tile.weights, np.zeros(0))
-                    tot = np.concatenate([weights.totals[a_tile.lo : a_tile.hi], weights.totals[others]])
+                    tot = np.concatenate([a_totals, weights.totals_of_docs(others, other_values, sizes)])
             out[seg] = score_pairs(sets, lft, rgt, score, weights=w, totals=tot)
             del sets, w
         del a_tile  # before the next left tile is read

@@ -15,9 +15,9 @@ Layout of a work directory::
     values.npy offsets.npy sketch.npy vectors.npy chunks.npy chunk_offsets.npy lengths.npy
     representative_keys.npy       the shards joined (memory-mapped later)
     NAME.tmp, join.json           a joined array while shards are appended to it, and how far they are
-    totals.npy                    each document's summed IDF weight (weighted scores), and ...
-    idf-table.npy                 ... the IDF weight of each distinct value (a hash table's slots), or else
-    weights.npy                   the weight of each value (also kept for a method scoring in one process)
+    idf-table.npy                 the IDF weight of each distinct value (a hash table's slots), or else ...
+    weights.npy                   ... the weight of each value (also kept for a method scoring in one process)
+    totals.npy                    ... and each document's summed IDF weight
     pairs/PPP-TAG.npy             candidate pair codes spilled by partition PPP
     discarded/                    files no later step reads, being deleted in the background (:meth:`WorkDir.discard`)
     verified.npz                  verified pairs (left, right, score)
