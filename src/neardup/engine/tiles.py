@@ -298,6 +298,11 @@ class _Weights:
         self.table.lookup_ranges(tile.values, tile.offsets[docs], tile.offsets[docs + 1], weights)
         return weights
 
+    def tile_docs(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """The documents of a tile whose weights it looks up, given its pairs' left documents and their right
+        documents in the tile: the left ones, and the right ones too where the totals are summed here."""
+        return left if self.totals is not None else np.concatenate([left, right])
+
     def totals_of_tile(self, tile: _Tile) -> np.ndarray:
         """The summed weight of each of a tile's documents (0 for those whose weights it did not look up)."""
         if self.totals is not None:
@@ -349,9 +354,7 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     for ta in np.unique(tl):
         in_a = np.flatnonzero(tl == ta)
         tr_a = tr[in_a]
-        docs = left[in_a]
-        if weights is not None and weights.totals is None:  # this tile's right documents too: their totals
-            docs = np.concatenate([docs, right[in_a[tr_a == ta]]])
+        docs = None if weights is None else weights.tile_docs(left[in_a], right[in_a[tr_a == ta]])
         a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, docs)
         a_totals = None if weights is None else weights.totals_of_tile(a_tile)
         for tb in np.unique(tr_a):
