@@ -16,7 +16,10 @@ takes them (best of ``--rounds``, compiled loops compiled before timing), the de
   :func:`neardup.text.shingle.char_shingle_sets` (what ``Method.shingle`` does now);
 
 checking that both give the same sets, for the stories as read and made non-ASCII (every word that starts
-with "e" accented). Also the MinHash signatures of the
+with "e" accented). The same for word 4-grams: :func:`neardup.text.normalize.normalize_words` and
+:func:`neardup.text.shingle.shingle_words` (each word a Python string, hashed by xxhash) against
+:func:`~neardup.text.normalize.normalized_code_points` and :func:`neardup.text.shingle.word_shingle_sets` (the
+words hashed from the code points by a compiled XXH3). Also the MinHash signatures of the
 sets (:func:`neardup.represent.minhash.signatures`) two ways, checked equal: rensa's kernel, then its rows
 into an array (``NEARDUP_JIT=0``), and the compiled loop that reproduces rensa's sketch. Prints Markdown
 tables, milliseconds per story.
@@ -39,8 +42,9 @@ SHARED = Path(os.environ.get("NEARDUP_SHARED_DATA", REPO.parent / "shared" / "da
 os.environ["NEARDUP_JIT"] = "1"  # the compiled loops on every batch, as on a map worker's
 from neardup.config import NormalizeConfig, ShingleConfig  # noqa: E402
 from neardup.represent.minhash import signatures  # noqa: E402
-from neardup.text.normalize import normalize, normalized_code_points  # noqa: E402
-from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many  # noqa: E402
+from neardup.text.normalize import normalize, normalize_words, normalized_code_points  # noqa: E402
+from neardup.text.shingle import (ShingleSets, char_shingle_sets, shingle_many, shingle_words,  # noqa: E402
+                                  word_shingle_sets)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_passages import best, stories  # noqa: E402  (reading stories, best of rounds)
@@ -79,6 +83,22 @@ def main() -> None:
         ascii_share = sum(t.isascii() for t in texts) / len(texts)
         print(f"| {name} | {ascii_share:.0%} | {old / len(texts) * 1e3:.4f} | {new / len(texts) * 1e3:.4f} | "
               f"{old / new:.1f}x |")
+    def words_by_strings(texts: list[str]) -> list[ShingleSets]:
+        return [shingle_words([normalize_words(t, norm) for t in texts[i : i + args.batch]], 4)
+                for i in range(0, len(texts), args.batch)]
+
+    def words_by_code_points(texts: list[str]) -> list[ShingleSets]:
+        return [word_shingle_sets(*normalized_code_points(texts[i : i + args.batch], norm), 4)
+                for i in range(0, len(texts), args.batch)]
+
+    print("\n| word 4-grams | strings, xxhash (ms/story) | code points, compiled XXH3 (ms/story) | speed-up |")
+    print("| --- | --- | --- | --- |")
+    for name, texts in (("as read", read), ("accented", accented)):
+        a, b = words_by_strings(texts), words_by_code_points(texts)  # compiles, and checks
+        assert all(np.array_equal(x.values, y.values) and np.array_equal(x.offsets, y.offsets) for x, y in zip(a, b))
+        old = best(lambda: words_by_strings(texts), args.rounds)
+        new = best(lambda: words_by_code_points(texts), args.rounds)
+        print(f"| {name} | {old / len(texts) * 1e3:.4f} | {new / len(texts) * 1e3:.4f} | {old / new:.1f}x |")
     print("\n| MinHash signatures (128 permutations), sets as read | ms/story |\n| --- | --- |")
     timed = {}
     for name, jit in (("rensa's kernel, rows into an array", "0"), ("compiled loop", "1")):

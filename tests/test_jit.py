@@ -66,6 +66,27 @@ def test_normalize_loop_equals_normalize(docs, dehyphenate, casefold):
     assert units.tobytes().decode("utf-32-le") == "".join(expected)
 
 
+@given(raw_texts, st.integers(1, 5), st.sampled_from([1, 1, 3]), st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_word_shingles_of_a_method_equal_those_of_its_numpy_path(docs, n, sample, casefold):
+    """Words normalized, split and hashed by compiled loops (a batch large enough) against the words
+    :func:`~neardup.text.normalize.normalize_words` gives, hashed by xxhash (compiled loops off)."""
+    import os
+
+    from neardup import methods
+    from neardup.config import DedupConfig
+
+    cfg = DedupConfig(method="minhash").replace(shingle__n=n, shingle__sample=sample, normalize__casefold=casefold)
+    os.environ["NEARDUP_JIT"] = "0"
+    try:
+        ref = methods.get(cfg).shingle(docs, max_chars=45)
+        os.environ["NEARDUP_JIT"] = "1"
+        got = methods.get(cfg).shingle(docs, max_chars=45)
+    finally:
+        del os.environ["NEARDUP_JIT"]
+    assert np.array_equal(ref.values, got.values) and np.array_equal(ref.offsets, got.offsets)
+
+
 def test_char_shingles_of_a_method_equal_those_of_normalized_texts(compiled_loops):
     from neardup import methods
     from neardup.config import DedupConfig

@@ -76,6 +76,7 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
         if machine is None:
             import numba
 
+            _compile_helpers(fn.__globals__)
             try:
                 machine = numba.njit(cache=True, nogil=True)(fn)
             except RuntimeError:  # no writable cache location: compile in every process instead
@@ -86,6 +87,34 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     call.py_func = fn  # type: ignore[attr-defined]
     return call
+
+
+def helper(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (as :func:`compiled` asks, or calling other helpers) callable from the compiled loops of its
+    module: they are compiled with it, and it stays a plain function until one of them is. Its module's name
+    for it then names the compiled function.
+
+    >>> @helper
+    ... def twice(x):
+    ...     return 2 * x
+    >>> twice(3)
+    6
+    """
+    fn._compiled_helper = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _compile_helpers(names: dict[str, Any]) -> None:
+    """Each :func:`helper` among a module's ``names`` replaced by its compiled form (before a loop of the module
+    that calls it is compiled: numba reads the callees of a loop from its module's names)."""
+    import numba
+
+    for name, obj in list(names.items()):
+        if getattr(obj, "_compiled_helper", False) and not isinstance(obj, numba.core.dispatcher.Dispatcher):
+            try:
+                names[name] = numba.njit(cache=True, nogil=True, inline="always")(obj)
+            except RuntimeError:  # no writable cache location
+                names[name] = numba.njit(cache=False, nogil=True)(obj)
 
 
 @contextlib.contextmanager

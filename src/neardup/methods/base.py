@@ -27,9 +27,10 @@ import numpy as np
 
 from neardup.candidates.buckets import count_pairs, unique_pairs
 from neardup.config import ConfigError, DedupConfig, config_to_dict
+from neardup.jit import pays
 from neardup.represent.embeddings import Embeddings
 from neardup.text.normalize import normalize, normalize_words, normalized_code_points, only_words_and_spaces
-from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many, shingle_words
+from neardup.text.shingle import ShingleSets, char_shingle_sets, shingle_many, shingle_words, word_shingle_sets
 from neardup.verify.overlap import doc_weight_totals, idf_weights, idf_weights_of_codes, score_pairs, value_codes
 
 #: Thresholds ``neardup tune`` sweeps for set scores; heavy OCR noise pushes the best very low.
@@ -169,7 +170,11 @@ class Method(abc.ABC):
         """Normalize and shingle texts (their first ``max_chars`` characters) as the config says."""
         cfg = self.config
         if not cfg.shingle.char and only_words_and_spaces(cfg.normalize):
-            return shingle_words([normalize_words(t[:max_chars], cfg.normalize) for t in texts], int(cfg.shingle.n),  # type: ignore[arg-type]
+            clipped = [t[:max_chars] for t in texts]
+            if pays(sum(map(len, clipped))):  # normalized, split and hashed by compiled loops
+                units, lengths = normalized_code_points(clipped, cfg.normalize)
+                return word_shingle_sets(units, lengths, int(cfg.shingle.n), cfg.shingle.sample)  # type: ignore[arg-type]
+            return shingle_words([normalize_words(t, cfg.normalize) for t in clipped], int(cfg.shingle.n),  # type: ignore[arg-type]
                                  cfg.shingle.sample)
         if cfg.shingle.char:
             units, lengths = normalized_code_points([t[:max_chars] for t in texts], cfg.normalize)

@@ -19,6 +19,7 @@ algorithm version it reproduces (:data:`LOOP_ALGORITHM_VERSION`); the tests comp
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 
@@ -79,9 +80,10 @@ def signatures(sets: ShingleSets, num_perm: int = 128, seed: int = 1, max_chunk:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """rensa's ``num_perm`` affine permutations ``(a, b)`` for ``seed``: pairs of draws from Xoshiro256++
-    seeded by SplitMix64 (``rand_xoshiro``'s ``seed_from_u64``), ``a`` made odd.
+    seeded by SplitMix64 (``rand_xoshiro``'s ``seed_from_u64``), ``a`` made odd. Read-only (cached).
 
     >>> a, b = permutations(2, 1)
     >>> bool(a[0] % 2 == 1), a.dtype.name
@@ -105,7 +107,9 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         return result
 
     pairs = [(draw() | 1, draw()) for _ in range(num_perm)]
-    return (np.array([p[0] for p in pairs], dtype=np.uint64), np.array([p[1] for p in pairs], dtype=np.uint64))
+    a, b = np.array([p[0] for p in pairs], dtype=np.uint64), np.array([p[1] for p in pairs], dtype=np.uint64)
+    a.flags.writeable = b.flags.writeable = False
+    return a, b
 
 
 def _splitmix_tail(z: int) -> int:

@@ -2,8 +2,9 @@
 
 Owns tokens, word/character n-grams and their hashing; must not normalize text or compare documents.
 
-Each token is hashed once with xxhash (XXH3, 64 bits, cached per token), each character by mixing its
-code point; an n-gram's hash combines its units' hashes position by position with a fixed 64-bit
+Each token is hashed once with xxhash (XXH3, 64 bits, cached per token; on large batches of normalized words,
+from their code points by the compiled XXH3 of :mod:`neardup.text.xxh3`, the same hashes), each character by
+mixing its code point; an n-gram's hash combines its units' hashes position by position with a fixed 64-bit
 mixing (vectorised in NumPy over a whole batch), so no n-gram string is ever built.
 """
 
@@ -355,6 +356,20 @@ def char_shingle_sets(units: np.ndarray, lengths: np.ndarray, config: ShingleCon
     cfg = config.resolved()
     assert cfg.n is not None
     return _ngram_sets(units, lengths, cfg.n, cfg.sample, chars=True)
+
+
+def word_shingle_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1) -> ShingleSets:
+    """Word n-gram sets of normalized texts given as one flat array of code points, ``lengths`` each (words and
+    single spaces: :func:`neardup.text.normalize.normalized_code_points`): the same as :func:`shingle_words`
+    of their words. The words are hashed from the code points by a compiled loop
+    (:func:`neardup.text.xxh3.word_hashes`), with no Python string made of any of them.
+
+    >>> word_shingle_sets(code_points("a b c da b"), np.array([7, 3]), 2).sizes.tolist()
+    [3, 1]
+    """
+    from neardup.text.xxh3 import word_hashes
+
+    return _ngram_sets(*word_hashes(units, lengths), n, sample)
 
 
 def _ngram_sets(units: np.ndarray, lengths: np.ndarray, n: int, sample: int = 1, chars: bool = False) -> ShingleSets:
