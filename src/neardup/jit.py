@@ -1,8 +1,9 @@
 """Compiled loops: owns turning a plain Python loop over NumPy arrays into machine code (numba, compiled on
 its first large call and cached on disk) and the rule for when that pays; must not hold an algorithm.
 
-Each loop lives in the module of its job, beside the NumPy code it must equal bit for bit (the tests
-compare the two on random inputs). Importing numba costs about 0.3 s and 100 MB in a process, so a job
+Each loop lives in the module of its job, beside the NumPy code (or the library call: rensa's sketch, xxhash's
+XXH3) it must equal bit for bit (the tests compare the two on random inputs); functions a module's loops share
+are its helpers (:func:`helper`). Importing numba costs about 0.3 s and 100 MB in a process, so a job
 runs its NumPy code on small inputs (:func:`pays`): a short run, a single document, the online detector.
 """
 
@@ -54,8 +55,9 @@ def ready() -> None:
 
 
 def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a loop over NumPy arrays and scalars, calling no other Python function) compiled by numba
-    on its first call, the machine code cached on disk beside the module (or in numba's user cache).
+    """``fn`` (a loop over NumPy arrays and scalars, calling no Python function but its module's helpers,
+    :func:`helper`) compiled by numba on its first call, the machine code cached on disk beside the module (or
+    in numba's user cache).
     The plain function stays available as ``.py_func``.
 
     >>> import numpy as np
@@ -114,7 +116,7 @@ def _compile_helpers(names: dict[str, Any]) -> None:
             try:
                 names[name] = numba.njit(cache=True, nogil=True, inline="always")(obj)
             except RuntimeError:  # no writable cache location
-                names[name] = numba.njit(cache=False, nogil=True)(obj)
+                names[name] = numba.njit(cache=False, nogil=True, inline="always")(obj)
 
 
 @contextlib.contextmanager
