@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from neardup.engine.workdir import load_array, save_array
 from neardup.evidence import evidence_table, write_evidence
+from neardup.io.arrow import numpy_of
 from neardup.io.parquet import read_parquet
 from neardup.io.read import texts_at
 from neardup.io.write import atomic_path
@@ -84,7 +85,7 @@ def input_lines(run: ShardedRun, n_shards: int, docs: np.ndarray) -> np.ndarray:
     cut = np.searchsorted(docs, bounds)
     for i in range(n_shards):
         if cut[i + 1] > cut[i]:
-            column = read_parquet(run.wd.shard(i, "ids.parquet"), ["line"])["line"].to_numpy()
+            column = numpy_of(read_parquet(run.wd.shard(i, "ids.parquet"), ["line"])["line"])
             lines[cut[i] : cut[i + 1]] = column[docs[cut[i] : cut[i + 1]] - bounds[i]]
     return lines
 

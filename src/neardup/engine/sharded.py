@@ -58,6 +58,7 @@ from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
+from neardup.io.arrow import numpy_of
 from neardup.io.parquet import read_parquet
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
@@ -298,13 +299,17 @@ class ShardedRun(abc.ABC):
         save_array(self.wd.root / "offsets.npy", offsets)
         if self.wd.shard(0, "chunk_offsets.npy").exists():
             save_array(self.wd.root / "chunk_offsets.npy", self._join_offsets("chunk_offsets.npy", n_shards, sizes))
-        lengths = np.concatenate([read_parquet(self.wd.shard(i, "ids.parquet"), ["length"])["length"]
-                                  .to_numpy() for i in range(n_shards)]).astype(np.int64)
-        save_array(self.wd.root / "lengths.npy", lengths)
-        if "representative_key" in pq.read_schema(self.wd.shard(0, "ids.parquet")).names:
-            save_array(self.wd.root / "representative_keys.npy", np.concatenate([
-                read_parquet(self.wd.shard(i, "ids.parquet"), ["representative_key"])["representative_key"]
-                .to_numpy() for i in range(n_shards)]).astype(np.float64))
+        keyed = "representative_key" in pq.read_schema(self.wd.shard(0, "ids.parquet")).names
+        columns = ["length", "representative_key"] if keyed else ["length"]
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in columns}
+        for i in range(n_shards):  # each shard's ids file read once
+            table = read_parquet(self.wd.shard(i, "ids.parquet"), columns)
+            for name in columns:
+                parts[name].append(numpy_of(table[name]))
+        save_array(self.wd.root / "lengths.npy", np.concatenate(parts.pop("length")).astype(np.int64))
+        if keyed:
+            save_array(self.wd.root / "representative_keys.npy",
+                       np.concatenate(parts.pop("representative_key")).astype(np.float64))
         if self.wd.shard(0, "texts.parquet").exists():
             texts = pa.concat_tables([read_parquet(self.wd.shard(i, "texts.parquet")) for i in range(n_shards)])
             with atomic_path(self.wd.root / "texts.parquet", durable=False) as tmp:
