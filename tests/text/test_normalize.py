@@ -75,3 +75,19 @@ def test_fast_paths_equal_the_reference_definition(text, casefold, punctuation, 
     assert normalize(text, cfg) == _reference(text, cfg)
     ascii_text = text.encode("ascii", "ignore").decode()
     assert normalize(ascii_text, cfg) == _reference(ascii_text, cfg)
+
+
+def test_word_character_table_equals_python_isalnum_at_every_code_point():
+    import numpy as np
+    import pytest
+
+    from neardup.text.normalize import _alnum_table_re, alnum_table
+
+    if getattr(np, "strings", None) is None:
+        pytest.skip("NumPy before 2.0 builds the table by re only")
+    every = np.arange(0x110000, dtype=np.uint32)
+    fast, by_re = alnum_table(), _alnum_table_re(every)
+    assert fast.dtype == bool and fast.shape == (0x110000,)
+    assert np.array_equal(fast, by_re)
+    sample = list(range(0, 0x110000, 97)) + [0x660, 0x2155, 0x3007, 0x4E00, 0x5F, 0xAD, 0x200B, 0x1D7CE]
+    assert [bool(fast[c]) for c in sample] == [chr(c).isalnum() for c in sample]
