@@ -152,6 +152,11 @@ def test_the_text_store_reads_each_text_back_without_mapping_the_store(tmp_path,
     store = TextStore(tmp_path)
     try:
         assert [store(int(d)) for d in docs[::-1]] == texts[::-1]
+        assert store.texts(docs) == texts and store.texts(docs[[1, 3]]) == [texts[1], texts[3]]
+        assert store.texts(np.array([], dtype=np.int64)) == []
+        for absent in ([3], [2, 41], [50]):  # not in the store: an error, not another document's text
+            with pytest.raises(KeyError, match="no text of documents"):
+                store.texts(np.array(absent))
     finally:
         store.close()
     (tmp_path / "texts.bin").write_bytes(b"".join(data)[:-10])
@@ -171,13 +176,14 @@ def test_a_block_of_long_texts_is_halved_from_the_texts_already_read(monkeypatch
     left, right = np.arange(0, 12, 2), np.arange(1, 12, 2)
     asked: list[int] = []
 
-    def text_of(d: int) -> str:
-        asked.append(d)
-        return texts[d]
+    def texts_of(docs: np.ndarray) -> list[str]:
+        assert docs.tolist() == sorted(set(docs.tolist())), "documents asked for ascending and distinct"
+        asked.extend(docs.tolist())
+        return [texts[d] for d in docs.tolist()]
 
     def table():
         return evidence.evidence_table([str(d) for d in left], [str(d) for d in right], left, right,
-                                       np.ones(left.size), [("word 4-grams", np.ones(left.size))], text_of)
+                                       np.ones(left.size), [("word 4-grams", np.ones(left.size))], texts_of)
 
     whole = table()
     assert sorted(asked) == list(range(12))

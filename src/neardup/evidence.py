@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from neardup.io.arrow import arrow_array
 from neardup.io.write import atomic_path
-from neardup.verify.passages import Passage, passages, shared_passages
+from neardup.verify.passages import Passage, passage_table, shared_passages
 
 #: Characters of a passage kept as its ``text`` (its offsets locate all of it).
 PASSAGE_TEXT_CHARS = 200
@@ -53,13 +53,11 @@ PAIRS_PER_BLOCK = 5000
 CHARS_PER_BLOCK = 2_000_000
 
 
-def _span(text_a: str, p: Passage) -> tuple[int, int, int, int, int, str]:
-    """A passage's values, in the order of the ``spans`` fields (``text_a``: the left document's text)."""
-    return p.left_start, p.left_end, p.right_start, p.right_end, p.words, text_a[p.left_start : p.left_end][:PASSAGE_TEXT_CHARS]
-
-
 def _spans(text_a: str, found: list[Passage]) -> list[dict[str, Any]]:
-    return [dict(zip(_SPAN.names, _span(text_a, p))) for p in found]
+    """The ``spans`` of passages ``found`` (``text_a``: the left document's text)."""
+    return [dict(zip(_SPAN.names, (p.left_start, p.left_end, p.right_start, p.right_end, p.words,
+                                   text_a[p.left_start : min(p.left_end, p.left_start + PASSAGE_TEXT_CHARS)])))
+            for p in found]
 
 
 def spans_of(text_a: str, text_b: str) -> list[dict[str, Any]]:
@@ -73,26 +71,28 @@ def spans_of(text_a: str, text_b: str) -> list[dict[str, Any]]:
 
 def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.ndarray, right: np.ndarray,
                    scores: np.ndarray, views: Sequence[tuple[str, np.ndarray]],
-                   text_of: Callable[[int], str]) -> pa.Table:
+                   texts_of: Callable[[np.ndarray], list[str]]) -> pa.Table:
     """The evidence rows of pairs ``(left, right)`` (document indices, with their ids), their scores and
-    ``views`` (``(name, score of every pair)``, :meth:`~neardup.methods.base.Method.views`); ``text_of``
-    gives a document's text by index, asked once a block. Pairs are aligned in blocks (:data:`PAIRS_PER_BLOCK`;
-    halved, from the texts already read, until their texts hold at most :data:`CHARS_PER_BLOCK` characters),
-    so memory stays bounded.
+    ``views`` (``(name, score of every pair)``, :meth:`~neardup.methods.base.Method.views`); ``texts_of``
+    gives the texts of documents by index (ascending, distinct), asked once a block. Pairs are aligned in
+    blocks (:data:`PAIRS_PER_BLOCK`; halved, from the texts already read, until their texts hold at most
+    :data:`CHARS_PER_BLOCK` characters), so memory stays bounded.
 
     >>> t = evidence_table(["a"], ["b"], np.array([0]), np.array([1]), np.array([0.9]),
-    ...                    [("word 4-grams", np.array([0.9]))], ["the cat sat on the mat", "The cat sat."].__getitem__)
+    ...                    [("word 4-grams", np.array([0.9]))],
+    ...                    lambda docs: [["the cat sat on the mat", "The cat sat."][d] for d in docs])
     >>> row = t.to_pylist()[0]
     >>> row["views"], [(s["left_start"], s["left_end"], s["text"]) for s in row["spans"]]
     ([{'view': 'word 4-grams', 'score': 0.9}], [(0, 11, 'the cat sat')])
     """
     left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
-    found_per_pair: list[int] = []  # passages of each pair, and the values of all of them
-    rows: list[tuple[int, int, int, int, int, str]] = []
+    found_per_pair: list[np.ndarray] = []  # passages of each pair, and their columns
+    columns: list[list[np.ndarray]] = [[] for _ in range(len(_SPAN) - 1)]
+    passage_texts: list[str] = []
 
     def block(a: np.ndarray, b: np.ndarray, read: dict[int, str] | None = None) -> None:
         docs, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
-        texts = [text_of(d) if read is None else read[d] for d in docs.tolist()]
+        texts = texts_of(docs) if read is None else [read[d] for d in docs.tolist()]
         if a.size > 1 and sum(map(len, texts)) > CHARS_PER_BLOCK:  # long texts: halves, from the texts read
             read = dict(zip(docs.tolist(), texts)) if read is None else read
             del texts
@@ -101,24 +101,30 @@ def evidence_table(left_ids: Sequence[str], right_ids: Sequence[str], left: np.n
             block(a[half:], b[half:], read)
             return
         ia, ib = inverse[: a.size], inverse[a.size :]
-        for k, found in enumerate(passages(texts, ia, ib)):
-            found_per_pair.append(len(found))
-            rows.extend(_span(texts[ia[k]], p) for p in found)
+        found = passage_table(texts, ia, ib)
+        found_per_pair.append(found.counts(a.size))
+        for column, values in zip(columns, (found.left_start, found.left_end, found.right_start, found.right_end,
+                                            found.words)):
+            column.append(values)
+        passage_texts.extend(texts[d][start : min(end, start + PASSAGE_TEXT_CHARS)] for d, start, end in
+                             zip(ia[found.pair].tolist(), found.left_start.tolist(), found.left_end.tolist()))
 
     for lo in range(0, left.size, PAIRS_PER_BLOCK):
         block(left[lo : lo + PAIRS_PER_BLOCK], right[lo : lo + PAIRS_PER_BLOCK])
     n = left.size
-    columns = list(zip(*rows)) if rows else [()] * len(_SPAN)
-    spans = pa.StructArray.from_arrays([arrow_array(c, f.type) for c, f in zip(columns, _SPAN)], fields=list(_SPAN))
+    numbers = [np.concatenate(c) if c else np.empty(0, dtype=np.int64) for c in columns]
+    spans = pa.StructArray.from_arrays([arrow_array(c, f.type) for c, f in zip([*numbers, passage_texts], _SPAN)],
+                                       fields=list(_SPAN))
     scores_of_views = np.stack([np.asarray(v, dtype=np.float64) for _, v in views], axis=1).ravel() if views \
         else np.empty(0, dtype=np.float64)
     view_values = pa.StructArray.from_arrays([arrow_array([name for name, _ in views] * n, pa.string()),
                                               arrow_array(scores_of_views)], fields=list(_VIEW))
+    per_pair = np.concatenate(found_per_pair) if found_per_pair else np.empty(0, dtype=np.int64)
     return pa.table({"left": arrow_array(list(left_ids), pa.string()),
                      "right": arrow_array(list(right_ids), pa.string()),
                      "score": arrow_array(np.asarray(scores, dtype=np.float64)),
                      "views": _lists(np.full(n, len(views), dtype=np.int64), view_values, _VIEW),
-                     "spans": _lists(np.asarray(found_per_pair, dtype=np.int64), spans, _SPAN)},
+                     "spans": _lists(per_pair, spans, _SPAN)},
                     schema=EVIDENCE_SCHEMA)
 
 

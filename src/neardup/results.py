@@ -178,7 +178,8 @@ class DedupResult:
             if self._views is not None and self._texts is not None:
                 ids, texts = self.ids, self._texts
                 self._evidence = evidence_table([ids[i] for i in self.left], [ids[i] for i in self.right], self.left,
-                                                self.right, self.scores, self._views, texts.__getitem__)
+                                                self.right, self.scores, self._views,
+                                                lambda docs: [texts[d] for d in docs.tolist()])
             elif self.output is not None and (self.output / EVIDENCE_FILE).exists():
                 self._evidence = read_evidence(self.output / EVIDENCE_FILE)
             else:

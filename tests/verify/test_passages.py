@@ -11,7 +11,7 @@ import pytest
 
 from neardup.synth import apply_noise
 from neardup.text.normalize import normalize, normalize_words
-from neardup.verify.passages import MIN_WORDS, passages, shared_passages, words_of
+from neardup.verify.passages import MIN_WORDS, Passage, passage_table, passages, shared_passages, words_of
 from tests.conftest import EXAMPLE
 
 PRESETS = ("ocr-1930s", "adversarial-spam", "web-aggregator", "typos", "ocr-heavy")
@@ -64,6 +64,36 @@ def test_many_pairs_at_once_equal_one_pair_at_a_time():
     b = rng.integers(0, len(texts), 200)
     batch = passages(texts, a, b)
     assert batch == [shared_passages(texts[i], texts[j]) for i, j in zip(a.tolist(), b.tolist())]
+
+
+def test_the_passage_table_holds_every_pairs_passages_in_order_with_or_without_compiled_loops(monkeypatch):
+    """The columns the evidence is built from: the same passages as the lists, grouped by pair in pair order,
+    from the compiled loops (texts enough for them) and from NumPy alike, homoglyph noise (texts checked by
+    normalization, some passages rejected and chosen again) included."""
+    import neardup.verify.passages as module
+
+    pairs = _noisy_pairs(80)
+    story = pairs[0][0].split()
+    for cut in (5, 12, 30):  # a sign that normalizes to letters joins two words in a raw slice across it
+        marked = " ".join(story[:cut]) + " " + story[cut] + "\u2122" + " ".join(story[cut + 1 :])
+        pairs.append((marked, pairs[0][0]))
+    texts = [t for pair in pairs for t in pair]
+    assert not all(t.isascii() for t in texts)
+    rng = np.random.default_rng(3)
+    a = np.concatenate([np.arange(0, len(texts), 2), rng.integers(0, len(texts), 300)])
+    b = np.concatenate([np.arange(1, len(texts), 2), rng.integers(0, len(texts), 300)])
+    assert module.pays(sum(len(texts[i]) + len(texts[j]) for i, j in zip(a.tolist(), b.tolist())))
+    table = passage_table(texts, a, b)
+    lists = passages(texts, a, b)
+    assert table.counts(a.size).tolist() == [len(found) for found in lists]
+    assert sum(map(len, lists)) == len(table) > 100 and bool(np.all(np.diff(table.pair) >= 0))
+    rows = zip(table.left_start.tolist(), table.left_end.tolist(), table.right_start.tolist(),
+               table.right_end.tolist(), table.words.tolist())
+    assert [Passage(*row) for row in rows] == [p for found in lists for p in found]
+    monkeypatch.setattr(module, "pays", lambda n: False)
+    by_numpy = passage_table(texts, a, b)
+    for name in ("pair", "left_start", "left_end", "right_start", "right_end", "words"):
+        assert np.array_equal(getattr(by_numpy, name), getattr(table, name)), name
 
 
 def test_normalization_differences_do_not_break_a_passage():

@@ -59,12 +59,23 @@ class TextStore:
 
     def __call__(self, doc: int) -> str:
         """The text of document ``doc`` (one of ``docs``)."""
-        k = int(np.searchsorted(self.docs, doc))
-        lo, hi = int(self.offsets[k]), int(self.offsets[k + 1])
-        data = os.pread(self._file.fileno(), hi - lo, lo)
-        if len(data) != hi - lo:
-            raise RuntimeError(f"{self._file.name}: truncated (text of document {doc} at bytes {lo}:{hi})")
-        return data.decode("utf-8", "surrogatepass")
+        return self.texts(np.array([doc], dtype=np.int64))[0]
+
+    def texts(self, docs: np.ndarray) -> list[str]:
+        """The texts of documents ``docs`` (ascending, each one of :attr:`docs`): found in the index at once,
+        each read by one positioned read."""
+        docs = np.asarray(docs, dtype=np.int64)
+        at = np.searchsorted(self.docs, docs)
+        if at.size and (int(at[-1]) >= self.docs.size or not np.array_equal(self.docs[at], docs)):
+            missing = docs[(at >= self.docs.size) | (self.docs[np.minimum(at, self.docs.size - 1)] != docs)]
+            raise KeyError(f"{self._file.name}: no text of documents {missing[:5].tolist()}")
+        fd, out = self._file.fileno(), []
+        for doc, lo, hi in zip(docs.tolist(), self.offsets[at].tolist(), self.offsets[at + 1].tolist()):
+            data = os.pread(fd, hi - lo, lo)
+            if len(data) != hi - lo:
+                raise RuntimeError(f"{self._file.name}: truncated (text of document {doc} at bytes {lo}:{hi})")
+            out.append(data.decode("utf-8", "surrogatepass"))
+        return out
 
     def close(self) -> None:
         """Release the file."""
@@ -130,7 +141,7 @@ def evidence_part(root: str, part: int, left_ids: list[str], right_ids: list[str
         return len(left_ids)
     store = TextStore(Path(root) / "evidence")
     try:
-        table = evidence_table(left_ids, right_ids, left, right, scores, views, store)
+        table = evidence_table(left_ids, right_ids, left, right, scores, views, store.texts)
     finally:
         store.close()
     with atomic_path(out, durable=False) as tmp:

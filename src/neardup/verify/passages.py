@@ -134,6 +134,37 @@ class Passage:
     words: int
 
 
+@dataclass(frozen=True)
+class PassageTable:
+    """The passages of many pairs as columns: row ``r`` is a passage of pair ``pair[r]`` (its index among the
+    pairs aligned), as :class:`Passage` holds it. Rows are grouped by pair, in pair order, each pair's longest
+    first (the order of :func:`passages`' lists)."""
+
+    pair: np.ndarray
+    left_start: np.ndarray
+    left_end: np.ndarray
+    right_start: np.ndarray
+    right_end: np.ndarray
+    words: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.pair.size)
+
+    def counts(self, n_pairs: int) -> np.ndarray:
+        """Passages of each of ``n_pairs`` pairs."""
+        return np.bincount(self.pair, minlength=n_pairs).astype(np.int64)
+
+
+def _table(parts: list[tuple[np.ndarray, ...]]) -> PassageTable:
+    """Rows of passages ``(pair, left_start, left_end, right_start, right_end, words)`` given in parts, each a
+    pair's rows in their order (a pair's rows all in one part), as a :class:`PassageTable` in pair order."""
+    if not parts:
+        return PassageTable(*(np.empty(0, dtype=np.int64) for _ in range(6)))
+    columns = [np.concatenate([part[i] for part in parts]).astype(np.int64, copy=False) for i in range(6)]
+    order = np.argsort(columns[0], kind="stable")
+    return PassageTable(*(c[order] for c in columns))
+
+
 def _breaks(text: str, ends: np.ndarray) -> list[int]:
     """The words (indices) that a hyphen at a line break joins to the next, as normalization does."""
     at = line_break_joins(text)
@@ -389,17 +420,29 @@ def passages(texts: Sequence[str], a: np.ndarray, b: np.ndarray, words: Words | 
              max_passages: int = MAX_PASSAGES, min_words: int = MIN_WORDS) -> list[list[Passage]]:
     """For each pair of texts ``(texts[a[p]], texts[b[p]])``: the longest passages they share, longest
     first, at most ``max_passages``, none overlapping (in either text); ``words``: :func:`words_of` of
-    ``texts``, if already read. All pairs are aligned at once.
+    ``texts``, if already read. All pairs are aligned at once (:func:`passage_table`, as lists).
 
     >>> t = ["Stocks rose in Tokyo on Monday. Oil fell.", "OIL FELL sharply; stocks rose in Tokyo on Monday!"]
     >>> [(t[0][p.left_start:p.left_end], t[1][p.right_start:p.right_end]) for p in passages(t, [0], [1])[0]]
     [('Stocks rose in Tokyo on Monday', 'stocks rose in Tokyo on Monday')]
     """
+    table = passage_table(texts, a, b, words, max_passages, min_words)
+    out: list[list[Passage]] = [[] for _ in range(np.asarray(a).size)]
+    for p, *row in zip(*(c.tolist() for c in (table.pair, table.left_start, table.left_end, table.right_start,
+                                              table.right_end, table.words))):
+        out[p].append(Passage(*row))
+    return out
+
+
+def passage_table(texts: Sequence[str], a: np.ndarray, b: np.ndarray, words: Words | None = None,
+                  max_passages: int = MAX_PASSAGES, min_words: int = MIN_WORDS) -> PassageTable:
+    """:func:`passages` of the pairs ``(texts[a[p]], texts[b[p]])`` as columns, built from the compiled loops'
+    arrays without a Python object a passage (where the loops run and both texts are exact)."""
     w = words if words is not None else words_of(texts)
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    out: list[list[Passage]] = [[] for _ in range(a.size)]
+    parts: list[tuple[np.ndarray, ...]] = []
     if max_passages <= 0 or a.size == 0:
-        return out
+        return _table(parts)
     counts = w.counts
     k_of = np.minimum(np.minimum(counts[a], counts[b]), min_words)  # shorter texts: runs as long as they are
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
@@ -417,14 +460,17 @@ def passages(texts: Sequence[str], a: np.ndarray, b: np.ndarray, words: Words | 
         if loops:  # chosen by the compiled loop; pairs where a passage fails the check by normalization below
             taken = _choose_loop(bounds, ia, jb, length, max_passages)
             exact = (w.exact[a] & w.exact[b])[group]
-            rejected = _add_passages(out, texts, w, a[group], b[group], group, pair[taken], ia[taken], jb[taken],
-                                     length[taken], exact[pair[taken]])
+            rejected = _taken_rows(parts, texts, w, a[group], b[group], group, pair[taken], ia[taken], jb[taken],
+                                   length[taken], exact[pair[taken]])
             segments = np.searchsorted(pair[starts], rejected)
         for seg in segments.tolist():
             lo, hi = int(bounds[seg]), int(bounds[seg + 1])
             p = int(group[pair[lo]])
-            out[p] = _choose(texts, w, int(a[p]), int(b[p]), ia[lo:hi], jb[lo:hi], length[lo:hi], max_passages)
-    return out
+            found = _choose(texts, w, int(a[p]), int(b[p]), ia[lo:hi], jb[lo:hi], length[lo:hi], max_passages)
+            if found:
+                parts.append((np.full(len(found), p), *np.array([[x.left_start, x.left_end, x.right_start,
+                                                                    x.right_end, x.words] for x in found]).T))
+    return _table(parts)
 
 
 def _choose(texts: Sequence[str], w: Words, a: int, b: int, ia: np.ndarray, jb: np.ndarray, length: np.ndarray,
@@ -450,22 +496,24 @@ def _choose(texts: Sequence[str], w: Words, a: int, b: int, ia: np.ndarray, jb: 
     return out
 
 
-def _add_passages(out: list[list[Passage]], texts: Sequence[str], w: Words, a: np.ndarray, b: np.ndarray,
-                  group: np.ndarray, pair: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray,
-                  exact: np.ndarray) -> list[int]:
+def _taken_rows(parts: list[tuple[np.ndarray, ...]], texts: Sequence[str], w: Words, a: np.ndarray, b: np.ndarray,
+                group: np.ndarray, pair: np.ndarray, ia: np.ndarray, jb: np.ndarray, length: np.ndarray,
+                exact: np.ndarray) -> np.ndarray:
     """Append the runs ``(pair, ia, jb, length)`` that :func:`_choose_loop` took (pairs ``(a, b)``, in the
-    order to keep) to ``out`` as passages, at their words' raw offsets. Runs of texts not both exact are
-    checked by normalization first; where one fails, :func:`_choose` would have chosen otherwise, so nothing
-    is added for its pair, and those pairs are returned. Where all pass, :func:`_choose` takes the same."""
+    order to keep) to ``parts`` as passage rows (pair ``group[pair]``), at their words' raw offsets. Runs of
+    texts not both exact are checked by normalization first; where one fails, :func:`_choose` would have
+    chosen otherwise, so nothing is added for its pair, and those pairs are returned (sorted). Where all pass,
+    :func:`_choose` takes the same."""
     oa, ob = w.offsets[a[pair]] + ia, w.offsets[b[pair]] + jb
-    rows = list(zip(pair.tolist(), w.starts[oa].tolist(), w.ends[oa + length - 1].tolist(), w.starts[ob].tolist(),
-                    w.ends[ob + length - 1].tolist(), length.tolist(), exact.tolist()))
-    rejected = {q for q, ls, le, rs, re_, _, same in rows
-                if not same and normalize(texts[a[q]][ls:le]) != normalize(texts[b[q]][rs:re_])}
-    for q, ls, le, rs, re_, n, _ in rows:
-        if q not in rejected:
-            out[group[q]].append(Passage(ls, le, rs, re_, n))
-    return sorted(rejected)
+    ls, le, rs, re_ = w.starts[oa], w.ends[oa + length - 1], w.starts[ob], w.ends[ob + length - 1]
+    check = np.flatnonzero(~exact)
+    rejected = np.unique(np.array([q for q, x, y, u, v in zip(pair[check].tolist(), ls[check].tolist(),
+                                                              le[check].tolist(), rs[check].tolist(),
+                                                              re_[check].tolist())
+                                   if normalize(texts[a[q]][x:y]) != normalize(texts[b[q]][u:v])], dtype=np.int64))
+    keep = ~np.isin(pair, rejected) if rejected.size else slice(None)
+    parts.append((group[pair[keep]], ls[keep], le[keep], rs[keep], re_[keep], length[keep]))
+    return rejected
 
 
 @compiled
@@ -573,4 +621,5 @@ def shared_passages(a: str, b: str, max_passages: int = MAX_PASSAGES, min_words:
     return passages([a, b], [0], [1], max_passages=max_passages, min_words=min_words)[0]
 
 
-__all__ = ["MAX_PASSAGES", "MIN_WORDS", "Passage", "Words", "passages", "shared_passages", "words_of"]
+__all__ = ["MAX_PASSAGES", "MIN_WORDS", "Passage", "PassageTable", "Words", "passage_table", "passages",
+           "shared_passages", "words_of"]
