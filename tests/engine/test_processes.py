@@ -18,7 +18,8 @@ import pytest
 _PROBE = """
 import json, sys
 from neardup.engine.processes import process_pool, stop_pool
-names = ("numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks", "neardup.engine.forkserver")
+names = ("numba", "numba.np.arraymath", "pyarrow.parquet", "neardup.engine.tasks", "neardup.engine.forkserver",
+         "pandas")
 pool = process_pool(2)
 try:
     worker = pool.submit(eval, "[n for n in %r if n in __import__('sys').modules]" % (names,)).result()
@@ -44,6 +45,34 @@ def test_a_worker_starts_with_numba_ready_and_the_tasks_loaded_by_the_fork_serve
                                 "neardup.engine.forkserver"]
     assert loaded["parent"] == []  # the server loaded them, not the process that asked for workers
     assert loaded["table"] == 1  # the normalizer's table of word characters: built in the server, inherited
+    # and not pandas (no worker task imports it: below), which kept the first worker waiting 0.25-0.35 s
+
+
+#: A map task and a verification task in a fresh interpreter, as a worker runs them: what they import.
+_TASKS = """
+import json, sys, tempfile
+import numpy as np
+from neardup.config import DedupConfig
+from neardup.engine.tasks import map_shard
+from neardup.engine.workdir import WorkDir
+from neardup.io.parquet import read_parquet
+root = tempfile.mkdtemp()
+WorkDir(root).shards.mkdir(parents=True, exist_ok=True)
+texts = ["Oil prices rose on Monday in London trading, dealers said.", "Stocks fell \u00e9 in Tokyo.", ""]
+map_shard(0, ["a", "b", "c"], texts, [1, 2, 3], DedupConfig(method="minhash"), root, 100_000)
+ids = read_parquet(WorkDir(root).shard(0, "ids.parquet"))
+print(json.dumps({"ids": ids.column("id").to_pylist(), "pandas": "pandas" in sys.modules}))
+"""
+
+
+def test_a_map_task_writes_its_shard_without_importing_pandas():
+    """The shard's Arrow columns are made from buffers, and read back through the file's own reader: a worker
+    never pays PyArrow's import of pandas (so the fork server need not load it)."""
+    pytest.importorskip("pandas")
+    done = subprocess.run([sys.executable, "-c", _TASKS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"ids": ["a", "b", "c"], "pandas": False}
 
 
 def test_with_compiled_loops_off_the_fork_server_does_not_load_numba():

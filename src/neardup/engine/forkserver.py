@@ -9,10 +9,13 @@ the fork server's preload) or run tasks.
 A worker forked from a server that holds them starts with them. Without it, each worker spent about a
 second of CPU importing them and building numba's contexts on its first compiled call (0.3 s + 0.2 s), and
 a run starts workers for every stage: at 200k stories, 10.5 s of the run's 53 s of CPU were imports. pandas
-is loaded too where it is installed, though neardup never uses it: PyArrow imports it in every process on
-that process's first conversion from NumPy or Python objects (0.15-0.3 s each). The server holds about
-220 MB resident (100 MB anonymous), nearly all of it pages its workers share until they write them; the
-scale bench's summed RSS counts it (docs/speed.md, "Eighth round").
+is not loaded: PyArrow imports it (where installed) on a process's first ``pyarrow.array`` or
+``pyarrow.parquet.read_table``, and the workers' tasks make their Arrow arrays from buffers
+(:func:`neardup.io.arrow.arrow_array`) and read Parquet through the file's own reader
+(:func:`neardup.io.parquet.read_parquet`), so none of them imports it; loading it here kept every run's first
+worker waiting 0.25-0.35 s longer. The server holds about 220 MB resident (100 MB anonymous), nearly all of
+it pages its workers share until they write them; the scale bench's summed RSS counts it (docs/speed.md,
+"Eighth round").
 """
 
 from __future__ import annotations
@@ -20,11 +23,10 @@ from __future__ import annotations
 import importlib
 
 from neardup import jit
-from neardup.engine.processes import import_arrow_imports
 from neardup.engine.workdir import reuse_heap
 from neardup.text.normalize import alnum_table
 
-#: What every worker imports; and what PyArrow imports where it is installed (processes.ARROW_IMPORTS).
+#: What every worker imports.
 MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
 
 
@@ -32,10 +34,9 @@ def load() -> None:
     """Load what every worker needs, in this process (the fork server imports this module and so runs it)."""
     for name in MODULES:
         importlib.import_module(name)
-    import_arrow_imports()
     jit.ready()
     reuse_heap()
-    alnum_table()  # the table of word characters, which every worker meeting non-ASCII text built (0.25 s)
+    alnum_table()  # the table of word characters, which every worker meeting non-ASCII text would build
 
 
 try:

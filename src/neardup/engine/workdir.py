@@ -161,6 +161,8 @@ def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], tex
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from neardup.io.arrow import arrow_array
+
     save_array(wd.shard(index, "values.npy"), rep.sets.values)
     save_array(wd.shard(index, "offsets.npy"), rep.sets.offsets)
     if rep.sketch is not None:
@@ -172,11 +174,11 @@ def save_shard(wd: WorkDir, index: int, rep: Representation, ids: list[str], tex
             save_array(wd.shard(index, "chunk_offsets.npy"), rep.vectors.offsets)
     if rep.texts is not None:
         with atomic_path(wd.shard(index, "texts.parquet"), durable=False) as tmp:
-            pq.write_table(pa.table({"text": pa.array(list(rep.texts), pa.string())}), tmp)
-    table = pa.table({"id": pa.array(ids, pa.string()), "length": pa.array(rep.lengths),
-                      "line": pa.array(lines, pa.int64())})
+            pq.write_table(pa.table({"text": arrow_array(list(rep.texts), pa.string())}), tmp)
+    table = pa.table({"id": arrow_array(ids, pa.string()), "length": arrow_array(rep.lengths),
+                      "line": arrow_array(lines, pa.int64())})
     if keys is not None:
-        table = table.append_column("representative_key", pa.array(keys, pa.float64()))
+        table = table.append_column("representative_key", arrow_array(keys, pa.float64()))
     with atomic_path(wd.shard(index, "ids.parquet"), durable=False) as tmp:
         pq.write_table(table, tmp)
     n_empty = sum(1 for t in texts if not t.strip())
