@@ -125,3 +125,19 @@ def test_unicode_passages_normalize_equal(text):
     other = text + " appended here"
     for p in shared_passages(text, other):
         assert normalize(text[p.left_start : p.left_end]) == normalize(other[p.right_start : p.right_end])
+
+
+@pytest.mark.parametrize("text", ["a-\nb-\nc d", "Ex-\n ample-\r\n  text here", "x-\ny z-\nw", "one-\ntwo three",
+                                  "caf\u00e9-\nbar-\nbaz qux"])
+def test_words_joined_by_chains_of_hyphens_at_line_breaks_are_the_normalized_words(text):
+    """Each word is the normalized one, even where several breaks in a row join three words or more (ASCII
+    texts and others alike, alone and among many texts)."""
+    from neardup.verify.passages import _hash_strings
+
+    expected = normalize_words(text)
+    words = words_of([text])
+    assert words.hashes.tolist() == _hash_strings(expected).tolist()
+    assert [normalize(text[s:e]) for s, e in zip(words.starts.tolist(), words.ends.tolist())] == expected
+    many = words_of(["plain words here", text, "\u00e9t\u00e9 chaud"] * 50)
+    lo, hi = int(many.offsets[1]), int(many.offsets[2])
+    assert many.hashes[lo:hi].tolist() == words.hashes.tolist()

@@ -57,6 +57,8 @@ _RAW_WORD_RE = re.compile("(?:[^\\W_]|[" + re.escape("".join(sorted(INVISIBLE)))
 _BASE = 0x100000001B3
 _POWERS = np.cumprod(np.full(1 << 12, _BASE, dtype=np.uint64))
 _INVERSES = np.cumprod(np.full(1 << 12, pow(_BASE, -1, 1 << 64), dtype=np.uint64))
+# What lies between words that hyphens at line breaks join (normalization's dehyphenation), deleted to join them.
+_BREAK_CHARS = str.maketrans("", "", "- \t\r\n")
 # Odd multipliers of the k-gram positions.
 _GRAM = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xC2B2AE3D27D4EB4F)
 
@@ -190,13 +192,18 @@ def _ascii_words(texts: list[str], loops: bool) -> tuple[np.ndarray, np.ndarray,
         starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
         hashes = _hash_words(data, starts, ends)
     joins = _breaks(joined, ends)
-    if joins:  # hash the joined words; each takes the end of the next
+    if joins:  # hash the joined words (all at once); each takes the end of the next (of the last, in a chain)
         low = joined.lower()
+        at = np.asarray(joins)
+        last = at + 1
+        for i in range(at.size - 2, -1, -1):  # a chain of breaks ("a-\nb-\nc") joins all its words
+            if at[i + 1] == at[i] + 1:
+                last[i] = last[i + 1]
         hashes = hashes.copy()
-        for i in reversed(joins):
-            hashes[i] = _hash_strings([low[starts[i] : ends[i]] + low[starts[i + 1] : ends[i + 1]]])[0]
-            ends[i] = ends[i + 1]
-        drop = np.asarray(joins) + 1
+        hashes[at] = _hash_strings([low[starts[i] : ends[j]].translate(_BREAK_CHARS)
+                                    for i, j in zip(at.tolist(), last.tolist())])
+        ends[at] = ends[last]
+        drop = at + 1
         hashes, starts, ends = np.delete(hashes, drop), np.delete(starts, drop), np.delete(ends, drop)
     text_starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
     doc = np.searchsorted(text_starts, starts, "right") - 1
@@ -331,27 +338,28 @@ def words_of(texts: Sequence[str]) -> Words:
     loops = pays(sum(map(len, cut)))
     exact = np.fromiter((t.isascii() for t in cut), dtype=bool, count=len(cut))
     ascii_docs = np.flatnonzero(exact)
-    parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    if ascii_docs.size == len(cut):  # all ASCII: read in one pass, already in order
+        hashes, starts, ends, doc = _ascii_words(cut, loops)
+        return Words(hashes, starts, ends, np.searchsorted(doc, np.arange(len(cut) + 1)).astype(np.int64), exact)
+    # the ASCII texts in one pass and the others apart; each text's words then moved to its range
+    others = np.flatnonzero(~exact)
+    read = _unicode_words_many([cut[d] for d in others.tolist()]) if loops else \
+        [_unicode_words(cut[d]) for d in others.tolist()]
+    parts = [tuple(np.concatenate([w[i] for w in read]) for i in range(3))]
+    docs = [np.repeat(others, [w[0].size for w in read])]
     if ascii_docs.size:
-        hashes, starts, ends, doc = _ascii_words([cut[i] for i in ascii_docs], loops)
-        bounds = np.searchsorted(doc, np.arange(ascii_docs.size + 1))
-        if ascii_docs.size == len(cut):  # all ASCII: already in order
-            return Words(hashes, starts, ends, bounds.astype(np.int64), exact)
-        for k, d in enumerate(ascii_docs.tolist()):
-            lo, hi = bounds[k], bounds[k + 1]
-            parts[d] = (hashes[lo:hi], starts[lo:hi], ends[lo:hi])
-    others = np.flatnonzero(~exact).tolist()
-    if loops:
-        parts.update(zip(others, _unicode_words_many([cut[d] for d in others])))
-    else:
-        for d in others:
-            parts[d] = _unicode_words(cut[d])
-    order = [parts[d] for d in range(len(cut))]
-    counts = [p[0].size for p in order]
-    cat = (lambda i, dtype: np.concatenate([p[i] for p in order]).astype(dtype)) if order else \
-        (lambda i, dtype: np.empty(0, dtype=dtype))
-    return Words(cat(0, np.uint64), cat(1, np.int64), cat(2, np.int64),
-                 np.concatenate(([0], np.cumsum(counts))).astype(np.int64), exact)
+        hashes, starts, ends, doc = _ascii_words([cut[i] for i in ascii_docs.tolist()], loops)
+        parts.append((hashes, starts, ends))
+        docs.append(ascii_docs[doc])
+    doc = np.concatenate(docs)  # each text's words one run, in their order
+    counts = np.bincount(doc, minlength=len(cut))
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    first = np.flatnonzero(np.concatenate(([True], doc[1:] != doc[:-1]))) if doc.size else doc
+    at = offsets[doc] + np.arange(doc.size) - np.repeat(first, np.diff(np.append(first, doc.size)))
+    out = [np.empty(doc.size, dtype=dtype) for dtype in (np.uint64, np.int64, np.int64)]
+    for column, i in zip(out, range(3)):
+        column[at] = np.concatenate([part[i] for part in parts])
+    return Words(*out, offsets, exact)
 
 
 def _kgrams(words: Words, k: int) -> tuple[np.ndarray, np.ndarray]:
