@@ -124,3 +124,42 @@ def test_hamming_pairs_has_no_false_negatives(values, k, seed):
 def test_table_plan_keeps_keys_wide_enough():
     blocks, m = table_plan(6)
     assert m * 64 // blocks >= 16 and blocks == 6 + m
+
+
+def test_band_keys_a_block_of_documents_at_a_time_equal_the_whole_signature_at_once():
+    """Keys computed in blocks of documents (across the blocks' edges, every integer type a sketch may have)
+    are the keys of the whole table in one pass: equal keys, equal buckets."""
+    from neardup.candidates import lsh
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, lsh._KEY_DOCS, 2 * lsh._KEY_DOCS + 5):
+        for dtype in (np.uint32, np.uint64, np.int32, np.int64):
+            info = np.iinfo(dtype)
+            sig = rng.integers(info.min, info.max, size=(n, 20), dtype=dtype, endpoint=True)
+            for bands, rows, first in ((5, 4, 0), (3, 6, 2), (1, 1, 9)):
+                block = sig[:, : bands * rows].reshape(n, bands, rows)
+                with np.errstate(over="ignore"):
+                    want = np.broadcast_to(np.uint64(0x9E3779B97F4A7C15) * np.arange(first + 1, first + bands + 1,
+                                                                                      dtype=np.uint64), (n, bands)).copy()
+                    for j in range(rows):
+                        want ^= block[:, :, j].astype(np.uint64)
+                        want *= np.uint64(0x100000001B3)
+                        want ^= want >> np.uint64(29)
+                assert np.array_equal(lsh.band_keys(sig, bands, rows, first), want)
+
+
+def test_a_bands_bucket_pairs_are_distinct_and_ordered_without_sorting():
+    """A band puts each document in one bucket, so its pairs are distinct with the lower document first: the
+    same pairs as the distinct sorted ones, stars of large buckets included."""
+    from neardup.candidates.lsh import band_bucket_pairs
+
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 300, 5000).astype(np.uint64)
+    keys[rng.choice(5000, 400, replace=False)] = 7  # one bucket past max_bucket: a star
+    docs = rng.permutation(20_000)[:5000].astype(np.int64)
+    left, right = band_bucket_pairs(keys, docs, max_bucket=200)
+    assert bool(np.all(left < right))
+    codes = left * 20_000 + right
+    assert np.unique(codes).size == codes.size
+    ul, ur = unique_pairs(left, right)
+    assert np.array_equal(np.sort(codes), ul * 20_000 + ur) and np.count_nonzero(keys == 7) - 1 <= left.size

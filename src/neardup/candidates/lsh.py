@@ -84,27 +84,40 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int, first_band: int = 0
     (True, False, True)
     """
     n = signatures.shape[0]
-    block = np.asarray(signatures[:, : bands * rows]).reshape(n, bands, rows)
+    out = np.empty((n, bands), dtype=np.uint64)
+    seeds = np.uint64(0x9E3779B97F4A7C15) * np.arange(first_band + 1, first_band + bands + 1, dtype=np.uint64)
+    shifted = np.empty((min(n, _KEY_DOCS), bands), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        acc = np.broadcast_to(np.uint64(0x9E3779B97F4A7C15) * np.arange(first_band + 1, first_band + bands + 1,
-                                                                         dtype=np.uint64), (n, bands)).copy()
-        for j in range(rows):
-            acc ^= block[:, :, j].astype(np.uint64)
-            acc *= np.uint64(0x100000001B3)
-            acc ^= acc >> np.uint64(29)
-    return acc
+        for lo in range(0, n, _KEY_DOCS):  # a block of documents at a time: its temporaries stay in cache
+            block = np.asarray(signatures[lo : lo + _KEY_DOCS, : bands * rows])
+            block = block.reshape(block.shape[0], bands, rows)
+            acc, tmp = out[lo : lo + block.shape[0]], shifted[: block.shape[0]]
+            acc[:] = seeds
+            for j in range(rows):
+                acc ^= block[:, :, j].astype(np.uint64)
+                acc *= np.uint64(0x100000001B3)
+                np.right_shift(acc, np.uint64(29), out=tmp)
+                acc ^= tmp
+    return out
+
+
+#: Documents keyed at once by :func:`band_keys` (32 bands: 1 MiB of keys, each step's temporaries in cache;
+#: the whole table at once, 200k documents, took 0.33 s against 0.10 s).
+_KEY_DOCS = 4096
 
 
 def band_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate pairs of one band: documents that share its bucket key. A bucket larger than
-    ``max_bucket`` links its members to its first document only (linear in the bucket, not quadratic:
-    templates and boilerplate stay cheap, and connectivity is kept).
+    """The candidate pairs of one band: documents that share its bucket key (``docs`` distinct: a band puts a
+    document in one bucket), each pair once, its lower document first, in no set order (the tables' pairs are
+    made distinct and sorted where they are combined). A bucket larger than ``max_bucket`` links its members to
+    its first document only (linear in the bucket, not quadratic: templates and boilerplate stay cheap, and
+    connectivity is kept).
 
     >>> l, r = band_bucket_pairs(np.array([7, 7, 7, 5], dtype=np.uint64), np.arange(4), max_bucket=2)
     >>> list(zip(l.tolist(), r.tolist()))
     [(0, 1), (0, 2)]
     """
-    return pairs_from_keys(keys, docs, star_above=max_bucket)
+    return pairs_from_keys(keys, docs, star_above=max_bucket, unique=False)
 
 
 def collision_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
