@@ -138,9 +138,9 @@ def test_band_keys_a_block_of_documents_at_a_time_equal_the_whole_signature_at_o
             sig = rng.integers(info.min, info.max, size=(n, 20), dtype=dtype, endpoint=True)
             for bands, rows, first in ((5, 4, 0), (3, 6, 2), (1, 1, 9)):
                 block = sig[:, : bands * rows].reshape(n, bands, rows)
+                seeds = np.uint64(0x9E3779B97F4A7C15) * np.arange(first + 1, first + bands + 1, dtype=np.uint64)
                 with np.errstate(over="ignore"):
-                    want = np.broadcast_to(np.uint64(0x9E3779B97F4A7C15) * np.arange(first + 1, first + bands + 1,
-                                                                                      dtype=np.uint64), (n, bands)).copy()
+                    want = np.broadcast_to(seeds, (n, bands)).copy()
                     for j in range(rows):
                         want ^= block[:, :, j].astype(np.uint64)
                         want *= np.uint64(0x100000001B3)
