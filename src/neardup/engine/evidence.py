@@ -65,10 +65,10 @@ class TextStore:
         """The texts of documents ``docs`` (ascending, each one of :attr:`docs`): found in the index at once,
         each read by one positioned read."""
         docs = np.asarray(docs, dtype=np.int64)
-        at = np.searchsorted(self.docs, docs)
-        if at.size and (int(at[-1]) >= self.docs.size or not np.array_equal(self.docs[at], docs)):
-            missing = docs[(at >= self.docs.size) | (self.docs[np.minimum(at, self.docs.size - 1)] != docs)]
-            raise KeyError(f"{self._file.name}: no text of documents {missing[:5].tolist()}")
+        at = np.minimum(np.searchsorted(self.docs, docs), max(self.docs.size - 1, 0))
+        held = self.docs[at] == docs if self.docs.size else np.zeros(docs.size, dtype=bool)
+        if not held.all():
+            raise KeyError(f"{self._file.name}: no text of documents {docs[~held][:5].tolist()}")
         fd, out = self._file.fileno(), []
         for doc, lo, hi in zip(docs.tolist(), self.offsets[at].tolist(), self.offsets[at + 1].tolist()):
             data = os.pread(fd, hi - lo, lo)

@@ -346,18 +346,19 @@ def words_of(texts: Sequence[str]) -> Words:
     read = _unicode_words_many([cut[d] for d in others.tolist()]) if loops else \
         [_unicode_words(cut[d]) for d in others.tolist()]
     parts = [tuple(np.concatenate([w[i] for w in read]) for i in range(3))]
-    docs = [np.repeat(others, [w[0].size for w in read])]
+    runs, run_counts = [others], [np.fromiter((w[0].size for w in read), dtype=np.int64, count=len(read))]
     if ascii_docs.size:
         hashes, starts, ends, doc = _ascii_words([cut[i] for i in ascii_docs.tolist()], loops)
         parts.append((hashes, starts, ends))
-        docs.append(ascii_docs[doc])
-    doc = np.concatenate(docs)  # each text's words one run, in their order
-    counts = np.bincount(doc, minlength=len(cut))
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    first = np.flatnonzero(np.concatenate(([True], doc[1:] != doc[:-1]))) if doc.size else doc
-    at = offsets[doc] + np.arange(doc.size) - np.repeat(first, np.diff(np.append(first, doc.size)))
-    out = [np.empty(doc.size, dtype=dtype) for dtype in (np.uint64, np.int64, np.int64)]
-    for column, i in zip(out, range(3)):
+        runs.append(ascii_docs)
+        run_counts.append(np.bincount(doc, minlength=ascii_docs.size))
+    texts_of_runs, counts = np.concatenate(runs), np.concatenate(run_counts)  # each text's words: one run
+    offsets = np.zeros(len(cut) + 1, dtype=np.int64)
+    offsets[texts_of_runs + 1] = counts
+    np.cumsum(offsets, out=offsets)
+    at = _expand(offsets[texts_of_runs], counts)[0]
+    out = [np.empty(at.size, dtype=dtype) for dtype in (np.uint64, np.int64, np.int64)]
+    for i, column in enumerate(out):
         column[at] = np.concatenate([part[i] for part in parts])
     return Words(*out, offsets, exact)
 
