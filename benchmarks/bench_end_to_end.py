@@ -4,7 +4,8 @@ commands of another checkout) against a rensa MinHashLSH script, on one corpus, 
 Usage::
 
     python benchmarks/bench_end_to_end.py [--n 200000] [--rounds 3] [--corpus-dir DIR]
-        [--src before=/path/to/other/checkout/src] [--paths default,word,char,rensa,before:default] [--json OUT]
+        [--src before=/path/to/other/checkout/src] [--paths default,word,char,simhash,rensa,before:default]
+        [--json OUT]
 
 Corpus: the scale bench's (:mod:`bench_scale`: real news sentences, 15% noisy copies), ``--n`` documents,
 built once into ``--corpus-dir`` (default: a temporary folder) and re-used; ``--corpus pool`` (the default:
@@ -16,6 +17,7 @@ started fresh (interpreter start-up, reading the JSONL, writing the outputs incl
   IDF-weighted verification of every candidate; evidence.parquet written);
 * ``word``: the same with ``-m minhash`` (word 4-grams at .45);
 * ``char``: the same with ``-m minhash --char-ngrams --ngram 5`` (character 5-grams, the unit's own threshold);
+* ``simhash``: the same with ``-m simhash`` (64-bit SimHash of character 4-grams, pairs within 9 bits);
 * ``NAME:PATH`` for each ``--src NAME=SRC``: that checkout's ``neardup`` (``PYTHONPATH=SRC``) running
   PATH's command, e.g. ``before:default``;
 * ``rensa``: ``bench_minhash_speed.py``'s rensa script (read the JSONL with ``json``, word 4-grams per
@@ -46,7 +48,8 @@ sys.path.insert(0, str(HERE))
 
 from bench_scale import STORIES, _anon_bytes, build, corpus_file, sentences, watch  # noqa: E402
 
-COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"]}
+COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"],
+            "simhash": ["-m", "simhash"]}
 
 
 def command(path: str, corpus: Path, out: Path, sources: dict[str, str]) -> tuple[list[str], dict[str, str]]:

@@ -126,6 +126,59 @@ def test_table_plan_keeps_keys_wide_enough():
     assert m * 64 // blocks >= 16 and blocks == 6 + m
 
 
+def test_where_no_plan_has_16_bit_keys_the_plan_buckets_fewer_pairs_than_one_block_keys():
+    """Distance 9 within 64 tables: no plan has 16-bit keys. One block a key (10 tables of 6-bit keys) put
+    a large share of the corpus in each bucket; the plan taken (55 tables of two blocks, 11-12 bits) buckets
+    several times fewer pairs over all its tables, and finds the same pairs within the distance."""
+    from neardup.candidates.hamming import _block_masks, table_keys, table_masks
+
+    assert table_plan(9) == (11, 2) and table_masks(9).size == 55
+    rng = np.random.default_rng(2)
+    fps = rng.integers(0, 2**64, 4000, dtype=np.uint64, endpoint=False)
+    fps[2000:] = fps[:2000] ^ (np.uint64(1) << rng.integers(0, 64, 2000).astype(np.uint64))  # near pairs
+
+    def bucketed(masks: np.ndarray) -> int:
+        counts = [np.unique(keys, return_counts=True)[1] for keys in table_keys(fps, masks).T]
+        return sum(int((c * (c - 1) // 2).sum()) for c in counts)
+
+    one_block = np.array(_block_masks(10), dtype=np.uint64)
+    assert bucketed(table_masks(9)) * 4 < bucketed(one_block)
+    left, right, _ = hamming_pairs(fps, 9)
+    assert set(zip(left.tolist(), right.tolist())) >= {(i, i + 2000) for i in range(2000)}
+
+
+@given(st.integers(2, 400), st.integers(1, 40), st.integers(0, 12), st.integers(0, 2**32))
+@settings(max_examples=40, deadline=None)
+def test_near_bucket_pairs_compiled_and_numpy_are_the_bucket_pairs_within_the_distance(n, n_keys, k, seed):
+    """A table's pairs within the distance, made by the compiled loop (without the others) or by NumPy: both
+    are the pairs of its buckets whose fingerprints are within ``k`` bits, each once, the lower document
+    first, whatever order the documents come in."""
+    import os
+
+    from neardup.candidates.hamming import near_bucket_pairs
+
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, n_keys, n).astype(np.uint64)
+    docs = rng.permutation(3 * n)[:n].astype(np.int64)
+    fps = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    near = rng.random(n) < 0.5
+    fps[near] = fps[0] ^ rng.integers(0, 64, int(near.sum())).astype(np.uint64)  # a few bits off the first
+    want = {(int(min(docs[i], docs[j])), int(max(docs[i], docs[j])))
+            for i, j in itertools.combinations(range(n), 2)
+            if keys[i] == keys[j] and hamming(fps[i : i + 1], fps[j : j + 1])[0] <= k}
+    before = os.environ.get("NEARDUP_JIT")
+    try:
+        for jit in ("0", "1"):
+            os.environ["NEARDUP_JIT"] = jit
+            left, right = near_bucket_pairs(keys, docs, fps, k)
+            assert left.size == len(want) and set(zip(left.tolist(), right.tolist())) == want
+    finally:
+        if before is None:
+            os.environ.pop("NEARDUP_JIT", None)
+        else:
+            os.environ["NEARDUP_JIT"] = before
+
+
 def test_band_keys_a_block_of_documents_at_a_time_equal_the_whole_signature_at_once():
     """Keys computed in blocks of documents (across the blocks' edges, every integer type a sketch may have)
     are the keys of the whole table in one pass: equal keys, equal buckets."""

@@ -197,7 +197,7 @@ class LocalRun(ShardedRun):
                     for t, keys, key_docs in table_keys(method, rep, docs, span, p, key_parts):
                         if stop is not None and stop.is_set():
                             raise InterruptedError("the candidates stage was stopped")
-                        left, right = method.bucket_pairs(keys, key_docs)
+                        left, right = method.table_pairs(rep, keys, key_docs)
                         found += left.size
                         method.check_candidates(found, docs.size)
                         self.spill(left, right, f"t{t:05d}p{p:04d}", n, parts)

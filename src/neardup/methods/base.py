@@ -331,6 +331,13 @@ class KeyedMethod(Method):
         to keep (None: all)."""
         return None
 
+    def table_pairs(self, rep: Representation, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One table's pairs where the representation is at hand (in memory and in chunks; Ray's workers call
+        :meth:`bucket_pairs`): those of :meth:`bucket_pairs`, or of them only those :meth:`keep_candidates`
+        keeps where a method can screen them as it makes them (the same candidates either way: the screen
+        runs on them again)."""
+        return self.bucket_pairs(keys, docs)
+
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Scores of pairs from their sketches (methods whose ``scores_from`` is ``"sketch"``)."""
         raise TypeError(f"method {self.name} scores pairs from their shingle sets, not from sketches")
@@ -355,7 +362,7 @@ class KeyedMethod(Method):
         found = 0
         if docs.size >= 2:
             for _, keys, key_docs in self.table_rows(rep, docs, range(self.n_tables())):
-                left, right = self.bucket_pairs(keys, key_docs)
+                left, right = self.table_pairs(rep, keys, key_docs)
                 found += left.size
                 self.check_candidates(found, docs.size)
                 lefts.append(left)
