@@ -4,7 +4,7 @@ commands of another checkout) against a rensa MinHashLSH script, on one corpus, 
 Usage::
 
     python benchmarks/bench_end_to_end.py [--n 200000] [--rounds 3] [--corpus-dir DIR]
-        [--src before=/path/to/other/checkout/src] [--paths default,word,char,simhash,rensa,before:default]
+        [--src before=/path/to/other/checkout/src] [--paths default,word,char,simhash,ngram,rensa,before:default]
         [--json OUT]
 
 Corpus: the scale bench's (:mod:`bench_scale`: real news sentences, 15% noisy copies), ``--n`` documents,
@@ -18,6 +18,7 @@ started fresh (interpreter start-up, reading the JSONL, writing the outputs incl
 * ``word``: the same with ``-m minhash`` (word 4-grams at .45);
 * ``char``: the same with ``-m minhash --char-ngrams --ngram 5`` (character 5-grams, the unit's own threshold);
 * ``simhash``: the same with ``-m simhash`` (64-bit SimHash of character 4-grams, pairs within 9 bits);
+* ``ngram``: the same with ``-m ngram`` (every pair sharing a word 4-gram held by at most 200 stories);
 * ``NAME:PATH`` for each ``--src NAME=SRC``: that checkout's ``neardup`` (``PYTHONPATH=SRC``) running
   PATH's command, e.g. ``before:default``;
 * ``rensa``: ``bench_minhash_speed.py``'s rensa script (read the JSONL with ``json``, word 4-grams per
@@ -49,7 +50,7 @@ sys.path.insert(0, str(HERE))
 from bench_scale import STORIES, _anon_bytes, build, corpus_file, sentences, watch  # noqa: E402
 
 COMMANDS = {"default": [], "word": ["-m", "minhash"], "char": ["-m", "minhash", "--char-ngrams", "--ngram", "5"],
-            "simhash": ["-m", "simhash"]}
+            "simhash": ["-m", "simhash"], "ngram": ["-m", "ngram"]}
 
 
 def command(path: str, corpus: Path, out: Path, sources: dict[str, str]) -> tuple[list[str], dict[str, str]]:

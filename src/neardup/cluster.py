@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.config import ClusterConfig, ConfigError
 
 
@@ -242,7 +243,7 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
 def paired_documents(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """The documents in at least one of the pairs ``(left, right)``, sorted: the only ones that can share a
     cluster."""
-    return np.unique(np.concatenate([np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)]))
+    return distinct(np.concatenate([np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)]))
 
 
 def clusters_of_groups(n: int, nodes: np.ndarray, groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig,

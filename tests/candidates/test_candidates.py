@@ -47,6 +47,42 @@ def test_by_key_orders_as_lexsort_does(keys, spread, dtype, docs_kind, seed, doc
     assert got_k.tolist() == k[order].tolist() and got_d.tolist() == docs[order].tolist()
 
 
+@given(st.integers(2, 600), st.integers(1, 30), st.integers(1, 40), st.integers(0, 2**32))
+@settings(max_examples=60, deadline=None)
+def test_pairs_from_keys_drops_repeats_a_chunk_at_a_time(n, n_keys, chunk, seed):
+    """Documents sharing many keys (each pair emitted once per key it shares, as the n-gram index does), with
+    the chunk of pairs made before repeats are dropped as small as one pair: the distinct sorted pairs of
+    every key, the same as one ``unique_pairs`` of them all, through every merge of chunks."""
+    import neardup.candidates.buckets as buckets
+
+    rng = np.random.default_rng(seed)
+    docs = rng.integers(0, n // 3 + 2, n).astype(np.int64)  # a document holds several keys, repeats among them
+    keys = rng.integers(0, n_keys, n).astype(np.uint64)
+    raw_left, raw_right = pairs_from_keys(keys, docs, unique=False)
+    want = unique_pairs(raw_left, raw_right)
+    before = buckets.PAIR_CHUNK
+    try:
+        buckets.PAIR_CHUNK = chunk
+        got = pairs_from_keys(keys, docs)
+    finally:
+        buckets.PAIR_CHUNK = before
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    assert got[0].size == len({(a, b) for a, b in zip(raw_left.tolist(), raw_right.tolist()) if a != b})
+
+
+def test_distinct_is_numpys_unique_by_one_sort():
+    from neardup.arrays import distinct
+
+    rng = np.random.default_rng(4)
+    for dtype in (np.int64, np.int32, np.uint64, np.uint8, np.bool_):
+        for n in (0, 1, 2, 1000):
+            a = rng.integers(0, 2 if dtype is np.bool_ else 50, (n, 2) if n == 1000 else n).astype(dtype)
+            got = distinct(a)
+            assert got.dtype == a.dtype and np.array_equal(got, np.unique(a))
+    floats = np.array([2.0, np.nan, 1.0, np.nan, 2.0])  # floats go to np.unique: one NaN, as it keeps
+    assert np.array_equal(distinct(floats), np.unique(floats), equal_nan=True)
+
+
 def test_big_groups_become_stars_or_are_skipped():
     keys = np.zeros(10, dtype=np.int64)
     docs = np.arange(10, dtype=np.int64)

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup.arrays import distinct
+
 _EMPTY_PAIRS = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+
+#: Pair codes gathered before their repeats are dropped (64 MiB of int64), and the distinct codes kept
+#: before those of several such gatherings are merged: a bucket rule that emits each pair once per key it
+#: shares (the n-gram index: 82.7M pairs, 31.4M distinct, over 200k stories' word 4-grams) holds about
+#: its distinct pairs, not all of them.
+PAIR_CHUNK = 1 << 23
 
 
 def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = None,
@@ -18,7 +27,9 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
     ``max_group``: groups bigger than this are skipped (keys too common to be evidence).
     ``star_above``: groups bigger than this link every member to the group's first document
     only (linear instead of quadratic; enough for connectivity, used for LSH buckets).
-    ``unique=False`` keeps one pair per shared key (for counting shared keys with :func:`count_pairs`).
+    ``unique=False`` keeps one pair per shared key (for counting shared keys with :func:`count_pairs`); else
+    the pairs are distinct and sorted (as :func:`unique_pairs` makes them), their repeats dropped
+    :data:`PAIR_CHUNK` pairs at a time as they are made.
 
     >>> l, r = pairs_from_keys(np.array([5, 7, 5, 5]), np.array([0, 1, 2, 3]))
     >>> sorted(zip(l.tolist(), r.tolist()))
@@ -31,27 +42,72 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
     boundary[1:-1] = k[1:] != k[:-1]
     starts = np.flatnonzero(boundary[:-1])
     sizes = np.diff(np.flatnonzero(boundary))
-    lefts: list[np.ndarray] = []
-    rights: list[np.ndarray] = []
     big = sizes > (star_above if star_above is not None else np.iinfo(np.int64).max)
     if max_group is not None:
         keep = sizes <= max_group
     else:
         keep = np.ones(sizes.size, dtype=bool)
-    # Groups of the same size form a 2-D block; take its upper triangle in one step.
-    for s in np.unique(sizes[keep & ~big & (sizes >= 2)]):
-        block = d[starts[(sizes == s) & keep][:, None] + np.arange(s)[None, :]]
+    out = _Pairs(int(d.max()) + 1 if unique and d.size else 0)
+    # Groups of the same size form a 2-D block; take its upper triangle in one step (a chunk of groups at a
+    # time, at most PAIR_CHUNK pairs where the groups are small enough).
+    for s in distinct(sizes[keep & ~big & (sizes >= 2)]):
+        firsts = starts[(sizes == s) & keep]
         iu, ju = np.triu_indices(int(s), k=1)
-        lefts.append(block[:, iu].ravel())
-        rights.append(block[:, ju].ravel())
+        step = max(1, PAIR_CHUNK // iu.size)
+        for lo in range(0, firsts.size, step):
+            block = d[firsts[lo : lo + step][:, None] + np.arange(s)[None, :]]
+            out.add(block[:, iu].ravel(), block[:, ju].ravel())
     for start, size in zip(starts[big & keep], sizes[big & keep]):
         members = d[start : start + size]
-        lefts.append(np.full(size - 1, members[0], dtype=np.int64))
-        rights.append(members[1:])
-    if not lefts:
-        return _EMPTY_PAIRS
-    left, right = np.concatenate(lefts), np.concatenate(rights)
-    return unique_pairs(left, right) if unique else (left, right)
+        out.add(np.full(size - 1, members[0], dtype=np.int64), members[1:])
+    return out.pairs()
+
+
+class _Pairs:
+    """The pairs :func:`pairs_from_keys` makes, gathered: as they come, or (``width``: codes ``lo * width +
+    hi`` of documents under ``width``) distinct, repeats dropped a chunk at a time."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.lefts: list[np.ndarray] = []
+        self.rights: list[np.ndarray] = []
+        self.pending: list[np.ndarray] = []
+        self.pending_size = 0
+        self.done: list[np.ndarray] = []
+        self.done_size = 0
+
+    def add(self, left: np.ndarray, right: np.ndarray) -> None:
+        if not self.width:
+            self.lefts.append(left)
+            self.rights.append(right)
+            return
+        lo, hi = np.minimum(left, right).astype(np.int64), np.maximum(left, right).astype(np.int64)
+        apart = lo != hi
+        code = lo[apart] * self.width + hi[apart]
+        self.pending.append(code)
+        self.pending_size += code.size
+        if self.pending_size >= PAIR_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.done.append(distinct(np.concatenate(self.pending)))
+            self.done_size += self.done[-1].size
+            self.pending, self.pending_size = [], 0
+        if len(self.done) > 1 and self.done_size >= 4 * PAIR_CHUNK:  # merged: repeats across chunks dropped too
+            self.done = [distinct(np.concatenate(self.done))]
+            self.done_size = self.done[0].size
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.width:
+            if not self.lefts:
+                return _EMPTY_PAIRS
+            return np.concatenate(self.lefts), np.concatenate(self.rights)
+        self._flush()
+        if not self.done:
+            return _EMPTY_PAIRS
+        code = self.done[0] if len(self.done) == 1 else distinct(np.concatenate(self.done))
+        return code // self.width, code % self.width
 
 
 def by_key(keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +151,7 @@ def unique_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nd
     lo, hi = lo[keep], hi[keep]
     if lo.size == 0:
         return _EMPTY_PAIRS
-    code = np.unique(lo * (int(hi.max()) + 1) + hi)
+    code = distinct(lo * (int(hi.max()) + 1) + hi)
     width = int(hi.max()) + 1
     return code // width, code % width
 

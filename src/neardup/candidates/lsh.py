@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.candidates.buckets import count_pairs, pairs_from_keys, unique_pairs
 from neardup.config import MinHashConfig
 
@@ -160,11 +161,11 @@ def count_lsh_pairs(signatures: np.ndarray, bands: int, rows: int, max_bucket: i
         pending.append(left * n + right)
         seen += left.size
         if limit is not None and seen > limit:
-            found, pending = np.unique(np.concatenate([found, *pending])), []
+            found, pending = distinct(np.concatenate([found, *pending])), []
             seen = found.size
             if seen > limit:
                 break
-    return int(np.unique(np.concatenate([found, *pending])).size)
+    return int(distinct(np.concatenate([found, *pending])).size)
 
 
 def _band_pairs(signatures: np.ndarray, bands: int, rows: int, exclude: np.ndarray | None,

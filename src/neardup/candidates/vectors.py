@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.represent.encoder import require_extra
 
 _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))
@@ -196,7 +197,7 @@ def partial_pairs(chunks: np.ndarray, offsets: np.ndarray, chunk_threshold: floa
     width = n_docs
     pair = lo * width + hi
     n_chunks = np.diff(offsets)
-    pairs_u = np.unique(pair)
+    pairs_u = distinct(pair)
     matched_lo = _count_distinct(pair, chunk_lo, pairs_u)
     matched_hi = _count_distinct(pair, chunk_hi, pairs_u)
     a, b = pairs_u // width, pairs_u % width
@@ -208,5 +209,5 @@ def partial_pairs(chunks: np.ndarray, offsets: np.ndarray, chunk_threshold: floa
 
 def _count_distinct(pair: np.ndarray, chunk: np.ndarray, pairs_u: np.ndarray) -> np.ndarray:
     width = int(chunk.max()) + 1
-    code = np.unique(pair * width + chunk)
+    code = distinct(pair * width + chunk)
     return np.bincount(np.searchsorted(pairs_u, code // width), minlength=pairs_u.size)

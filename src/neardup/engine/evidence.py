@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from neardup.arrays import distinct
 from neardup.engine.workdir import load_array, save_array
 from neardup.evidence import evidence_table, write_evidence
 from neardup.io.arrow import numpy_of
@@ -128,7 +129,7 @@ def start_text_store(run: ShardedRun, n_shards: int, left: np.ndarray, right: np
     pool = run.workers()
     if run.wd.done("texts") or left.size == 0 or not isinstance(pool, ProcessPoolExecutor):
         return None
-    docs = np.unique(np.concatenate([left, right])).astype(np.int64)
+    docs = distinct(np.concatenate([left, right])).astype(np.int64)
     return pool.submit(write_texts, str(run.wd.root / "evidence"), run.input, input_lines(run, n_shards, docs), docs,
                        run.read.text_field)
 
@@ -183,7 +184,7 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
     t0 = time.perf_counter()
     root = run.wd.root / "evidence"
     views = run.method.views(run.representation(), left, right, scores)
-    docs = np.unique(np.concatenate([left, right])).astype(np.int64)
+    docs = distinct(np.concatenate([left, right])).astype(np.int64)
     if not run.wd.done("texts"):
         write_text_store(run, n_shards, docs, root)
         run.wd.mark("texts")

@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 
 from neardup import methods
+from neardup.arrays import distinct
 from neardup.cluster import Clusters, clusters_of_groups, paired_documents
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
@@ -201,7 +202,7 @@ def _star(batch: dict[str, np.ndarray], large: bool, n: int) -> dict[str, np.nda
         mm = np.concatenate([m_row, m])
         sel = v != mm
         lo, hi = mm[sel], v[sel]
-    code = np.unique(lo * n + hi)
+    code = distinct(lo * n + hi)
     return {"lo": code // n, "hi": code % n}
 
 

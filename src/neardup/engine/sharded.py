@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from neardup import methods
+from neardup.arrays import distinct
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import Clusters, cluster_pairs, field_value
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
@@ -472,8 +473,8 @@ class ShardedRun(abc.ABC):
               scores: np.ndarray) -> None:
         """Stage 5 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically."""
         t0 = time.perf_counter()
-        reps = np.unique(clusters.labels[clusters.sizes > 1])
-        names = self.ids_for(n_shards, np.unique(np.concatenate([reps, left, right])))
+        reps = distinct(clusters.labels[clusters.sizes > 1])
+        names = self.ids_for(n_shards, distinct(np.concatenate([reps, left, right])))
         self.outdir.mkdir(parents=True, exist_ok=True)
         schema = pa.schema([("id", pa.string()), ("cluster", pa.string()), ("cluster_size", pa.int64()),
                             ("is_representative", pa.bool_()), ("oversized", pa.bool_())])

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from neardup import methods
+from neardup.arrays import distinct
 from neardup.cluster import representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.plan import TABLE_CHUNK_VALUES
@@ -352,7 +353,7 @@ def sketch_pairs(path: str, left: np.ndarray, right: np.ndarray,
     at a million character-shingled documents, past the memory limit)."""
     for lo in range(0, left.size, block):
         a, b = left[lo : lo + block], right[lo : lo + block]
-        rows = np.unique(np.concatenate([a, b]))
+        rows = distinct(np.concatenate([a, b]))
         got = gather_rows(path, rows)
         yield lo, got[np.searchsorted(rows, a)], got[np.searchsorted(rows, b)]
 
@@ -404,7 +405,7 @@ def distinct_codes(codes: np.ndarray, min_shared: int) -> np.ndarray:
     ([5], [3, 5])
     """
     if min_shared <= 1:
-        return np.unique(codes)
+        return distinct(codes)
     codes, counts = np.unique(codes, return_counts=True)
     return codes[counts >= min_shared]
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
@@ -334,7 +335,7 @@ class _Tile:
         self.weights = None
         if weights is not None:
             assert docs is not None, "a weighted tile needs its pairs' documents"
-            self.weights = weights.of_tile(self, np.unique(docs - lo))
+            self.weights = weights.of_tile(self, distinct(docs - lo))
 
 
 def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarray, score: str,
@@ -351,13 +352,13 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     weights = _Weights(root) if score.startswith("weighted-") else None
     tl = tile_of(tiles, left).astype(np.int32)
     tr = tile_of(tiles, right).astype(np.int32)
-    for ta in np.unique(tl):
+    for ta in distinct(tl):
         in_a = np.flatnonzero(tl == ta)
         tr_a = tr[in_a]
         docs = None if weights is None else weights.tile_docs(left[in_a], right[in_a[tr_a == ta]])
         a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, docs)
         a_totals = None if weights is None else weights.totals_of_tile(a_tile)
-        for tb in np.unique(tr_a):
+        for tb in distinct(tr_a):
             seg = in_a[tr_a == tb]
             lft = left[seg] - a_tile.lo
             if tb == ta:
@@ -366,7 +367,7 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
                 w, tot = a_tile.weights, a_totals
             else:  # the other tile's documents that this tile's pairs name, read beside this tile (their
                 # values only: a pair's shared weight is read from its left document)
-                others = np.unique(right[seg])
+                others = distinct(right[seg])
                 sizes = offsets[others + 1] - offsets[others]
                 other_values = read_docs(root / "values.npy", offsets, others)
                 sets = ShingleSets(_Joined(a_tile.values, other_values),  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.calibrate import resolve
 from neardup.config import DedupConfig
 from neardup.eval.metrics import adjusted_rand_index, pair_label_scores, pairwise_scores
@@ -83,7 +84,7 @@ def score(result: DedupResult, data: LabelledData) -> dict[str, Any]:
     # ARI over documents in labelled pairs; truth = components of positive pairs.
     from neardup.cluster import connected_components
 
-    involved = np.unique(np.concatenate([a, b]))
+    involved = distinct(np.concatenate([a, b]))
     local = {int(d): i for i, d in enumerate(involved)}
     pos = [(local[int(x)], local[int(y)]) for x, y, g in zip(a, b, gold) if g]
     truth = connected_components(involved.size, np.array([p for p, _ in pos], dtype=np.int64),

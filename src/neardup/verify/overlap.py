@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets, sort_by_group
 
@@ -241,7 +242,7 @@ def _marking_pays(sets: ShingleSets, left: np.ndarray, right: np.ndarray) -> boo
     """Whether the pairs hold enough values per left document for marking to beat sorting."""
     sizes = sets.sizes
     values = int(sizes[left].sum()) + int(sizes[right].sum())
-    return values > MARK_VALUES_PER_DOC * np.unique(left).size
+    return values > MARK_VALUES_PER_DOC * distinct(left).size
 
 
 def _marked_intersections(sets: ShingleSets, left: np.ndarray, right: np.ndarray, weights: np.ndarray | None,
