@@ -47,7 +47,7 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
         keep = sizes <= max_group
     else:
         keep = np.ones(sizes.size, dtype=bool)
-    out = _Pairs(int(d.max()) + 1 if unique and d.size else 0)
+    out = _Pairs(int(d.max()) + 1 if unique else None)
     # Groups of the same size form a 2-D block; take its upper triangle in one step (a chunk of groups at a
     # time, at most PAIR_CHUNK pairs where the groups are small enough).
     for s in distinct(sizes[keep & ~big & (sizes >= 2)]):
@@ -64,10 +64,10 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
 
 
 class _Pairs:
-    """The pairs :func:`pairs_from_keys` makes, gathered: as they come, or (``width``: codes ``lo * width +
-    hi`` of documents under ``width``) distinct, repeats dropped a chunk at a time."""
+    """The pairs :func:`pairs_from_keys` makes, gathered: as they come (``width`` None), or distinct, as codes
+    ``lo * width + hi`` of documents under ``width``, repeats dropped a chunk at a time."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int | None) -> None:
         self.width = width
         self.lefts: list[np.ndarray] = []
         self.rights: list[np.ndarray] = []
@@ -77,7 +77,7 @@ class _Pairs:
         self.done_size = 0
 
     def add(self, left: np.ndarray, right: np.ndarray) -> None:
-        if not self.width:
+        if self.width is None:
             self.lefts.append(left)
             self.rights.append(right)
             return
@@ -99,7 +99,7 @@ class _Pairs:
             self.done_size = self.done[0].size
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.width:
+        if self.width is None:
             if not self.lefts:
                 return _EMPTY_PAIRS
             return np.concatenate(self.lefts), np.concatenate(self.rights)

@@ -146,6 +146,7 @@ def hamming_pairs(fps: np.ndarray, max_distance: int, exclude: np.ndarray | None
     if docs.size < 2:
         return _EMPTY_PAIRS + (np.empty(0, dtype=np.int64),)
     keys = table_keys(fps[docs], table_masks(max_distance, max_tables))
-    pairs = [near_bucket_pairs(keys[:, t], docs, fps[docs], max_distance) for t in range(keys.shape[1])]
+    own = fps[docs]
+    pairs = [near_bucket_pairs(keys[:, t], docs, own, max_distance) for t in range(keys.shape[1])]
     left, right = unique_pairs(np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]))
     return left, right, hamming(fps[left], fps[right]) if left.size else np.empty(0, dtype=np.int64)

@@ -1,6 +1,6 @@
 """64-bit SimHash fingerprints of shingle sets (Charikar), and Hamming distances between them.
 
-Owns fingerprints and their distance; must not pick candidate pairs (see candidates/simhash_tables).
+Owns fingerprints and their distance; must not pick candidate pairs (see candidates/hamming).
 Each shingle hash votes +1/-1 on each of the 64 bits; the fingerprint keeps the bits with a
 positive total. Similar sets give fingerprints a small Hamming distance apart.
 """
