@@ -145,15 +145,11 @@ def unique_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nd
     >>> list(zip(l.tolist(), r.tolist()))
     [(0, 2), (1, 3)]
     """
-    lo = np.minimum(left, right).astype(np.int64)
-    hi = np.maximum(left, right).astype(np.int64)
-    keep = lo != hi
-    lo, hi = lo[keep], hi[keep]
-    if lo.size == 0:
+    if left.size == 0:
         return _EMPTY_PAIRS
-    code = distinct(lo * (int(hi.max()) + 1) + hi)
-    width = int(hi.max()) + 1
-    return code // width, code % width
+    out = _Pairs(int(max(left.max(), right.max())) + 1)
+    out.add(left, right)
+    return out.pairs()
 
 
 def count_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -83,7 +83,7 @@ def near_bucket_pairs(keys: np.ndarray, docs: np.ndarray, fps: np.ndarray,
     sizes = np.diff(np.flatnonzero(np.r_[True, k[1:] != k[:-1], True]))
     if pays(int((sizes * (sizes - 1) // 2).sum())):  # the loop's work is the buckets' pairs, not their rows
         return _near_pairs(k, docs[rows], fps[rows], max_distance)
-    a, b = pairs_from_keys(keys, np.arange(keys.size), unique=False)  # rows, not documents
+    a, b = pairs_from_keys(k, rows, unique=False)  # rows, not documents: already in key order
     near = hamming(fps[a], fps[b]) <= max_distance
     a, b = docs[a[near]], docs[b[near]]
     return np.minimum(a, b), np.maximum(a, b)
