@@ -33,6 +33,21 @@ def pays(elements: int) -> bool:
     return os.environ.get("NEARDUP_JIT", "") == "1" or elements >= MIN_ELEMENTS
 
 
+def cores() -> int:
+    """The threads a loop that releases the lock may use: ``OMP_NUM_THREADS`` where set (Ray sets it to a
+    task's cores in its workers), else the cores this process may run on.
+
+    >>> cores() >= 1
+    True
+    """
+    with contextlib.suppress(ValueError):
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def enabled() -> bool:
     """Whether compiled loops may run at all (``NEARDUP_JIT=0`` turns them off).
 

@@ -1,6 +1,7 @@
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -213,6 +214,32 @@ def test_near_bucket_pairs_compiled_and_numpy_are_the_bucket_pairs_within_the_di
             os.environ.pop("NEARDUP_JIT", None)
         else:
             os.environ["NEARDUP_JIT"] = before
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_near_pairs_split_over_threads_are_the_one_thread_pairs_in_the_same_order(seed, monkeypatch):
+    """The compiled loop's buckets split over threads: runs of whole buckets (a bucket's rows never in two
+    runs) covering every row, at most one a thread; the pairs written by the threads are those of one thread,
+    in the same order, however many threads and whatever the buckets' sizes (one bucket holding most rows)."""
+    from neardup.candidates import hamming as hm
+
+    monkeypatch.setattr(hm, "SPLIT_PAIRS", 1)
+    rng = np.random.default_rng(seed)
+    n = 3000
+    keys = np.sort(np.where(rng.random(n) < 0.4, 5, rng.integers(0, 60, n))).astype(np.uint64)
+    docs = rng.permutation(n).astype(np.int64)
+    fps = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    fps[::3] = fps[0] ^ rng.integers(0, 2**16, fps[::3].size).astype(np.uint64)
+    one = hm._near_pairs(keys, docs, fps, 12, threads=1)
+    assert one[0].size > 1000
+    for threads in (2, 3, 7, 64):
+        runs = hm._bucket_runs(keys, threads)
+        assert runs[0] == 0 and runs[-1] == n and (np.diff(runs) > 0).all() and len(runs) - 1 <= threads
+        assert all(keys[b - 1] != keys[b] for b in runs[1:-1].tolist())
+        left, right = hm._near_pairs(keys, docs, fps, 12, threads=threads)
+        assert np.array_equal(left, one[0]) and np.array_equal(right, one[1])
+    assert len(hm._bucket_runs(keys, 3)) == 3  # the bucket of 40% of the rows holds most pairs: two runs
+    assert hm._bucket_runs(np.repeat(np.arange(30), 100), 3).tolist() == [0, 1000, 2000, 3000]
 
 
 def test_band_keys_a_block_of_documents_at_a_time_equal_the_whole_signature_at_once():

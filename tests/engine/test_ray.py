@@ -116,3 +116,30 @@ def test_missing_ray_names_the_extra(monkeypatch, tmp_path, example_path):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"neardup\[ray\]"):
         run_ray(example_path, tmp_path / "o", DedupConfig(), ENGINE)
+
+
+def test_ray_simhash_groups_make_only_the_pairs_within_the_distance(example_path, tmp_path):
+    """A Ray candidates group of a method that screens its pairs (SimHash) makes them from the joined
+    representation: only the bucket pairs within the distance, not every pair of its buckets."""
+    from neardup import methods
+    from neardup.engine.ray import _bucket_pairs
+    from neardup.engine.workdir import joined
+    from neardup.represent.simhash import hamming
+
+    cfg = DedupConfig(method="simhash", threshold=0.7)
+    run_chunked(example_path, tmp_path / "out", cfg, ENGINE.replace(keep_work=True))
+    root = tmp_path / "out" / ".neardup-work"
+    method, rep = methods.get(cfg), joined(root)
+    assert method.screens_pairs
+    docs = np.flatnonzero(~rep.empty).astype(np.int64)
+    n = len(rep)
+    spec = {"root": str(root), "config": cfg, "n": n, "tiles": np.array([0, n]), "pair_parts": 1}
+    made = bucketed = 0
+    for t in range(method.n_tables()):
+        keys = method.table_keys(rep, docs, range(t, t + 1))[:, 0]
+        a, b = method.bucket_pairs(keys, docs)
+        near = hamming(rep.sketch[a], rep.sketch[b]) <= method.max_distance
+        codes = _bucket_pairs({"key": keys, "doc": docs}, spec)["code"]
+        assert sorted(codes.tolist()) == sorted((a[near] * n + b[near]).tolist())
+        made, bucketed = made + codes.size, bucketed + a.size
+    assert 0 < made < bucketed

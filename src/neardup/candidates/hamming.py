@@ -10,13 +10,15 @@ blocks finds every such pair (no false negatives) and the distance is then check
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 from math import comb
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.candidates.buckets import by_key, pairs_from_keys, unique_pairs
-from neardup.jit import compiled, pays
+from neardup.jit import compiled, cores, pays
 from neardup.represent.simhash import BITS, hamming
 
 _EMPTY_PAIRS = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
@@ -89,16 +91,62 @@ def near_bucket_pairs(keys: np.ndarray, docs: np.ndarray, fps: np.ndarray,
     return np.minimum(a, b), np.maximum(a, b)
 
 
-def _near_pairs(keys: np.ndarray, docs: np.ndarray, fps: np.ndarray,
-                max_distance: int) -> tuple[np.ndarray, np.ndarray]:
+#: Bucketed pairs (distance checks) from which :func:`_near_pairs` splits its work over threads: about 4 ms.
+SPLIT_PAIRS = 1 << 22
+
+
+def _near_pairs(keys: np.ndarray, docs: np.ndarray, fps: np.ndarray, max_distance: int,
+                threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`near_bucket_pairs` over rows sorted by key, by the compiled loop: the pairs within
     ``max_distance`` counted, then written (two passes over every bucket's pairs: the counting one, without a
-    store, is vectorised, about 1 ns a pair; growing the output inside one pass made it 50x slower)."""
+    store, is vectorised, about 1 ns a pair; growing the output inside one pass made it 50x slower). The loop
+    releases the lock: the buckets are split into ``threads`` runs of about equal pairs (default: this
+    process's cores, :func:`neardup.jit.cores`), each run counted and written by its own thread into its own
+    slice of the output, so the pairs come in the same order as from one thread."""
+    runs = _bucket_runs(keys, threads or cores())
     none = np.empty(0, dtype=np.int64)
-    left = np.empty(_near_pairs_loop(keys, docs, fps, max_distance, none, none), dtype=np.int64)
-    right = np.empty(left.size, dtype=np.int64)
-    _near_pairs_loop(keys, docs, fps, max_distance, left, right)
+    if len(runs) == 2:  # one run: no threads
+        left = np.empty(_near_pairs_loop(keys, docs, fps, max_distance, none, none), dtype=np.int64)
+        right = np.empty(left.size, dtype=np.int64)
+        _near_pairs_loop(keys, docs, fps, max_distance, left, right)
+        return left, right
+    spans = list(zip(runs[:-1].tolist(), runs[1:].tolist()))
+    with ThreadPoolExecutor(len(spans), thread_name_prefix="neardup-near-pairs") as pool:
+        counts = list(pool.map(lambda s: _near_pairs_loop(keys[s[0]:s[1]], docs[s[0]:s[1]], fps[s[0]:s[1]],
+                                                          max_distance, none, none), spans))
+        at = np.r_[0, np.cumsum(counts)]
+        left = np.empty(int(at[-1]), dtype=np.int64)
+        right = np.empty(left.size, dtype=np.int64)
+        for _ in pool.map(lambda i: _near_pairs_loop(keys[spans[i][0]:spans[i][1]], docs[spans[i][0]:spans[i][1]],
+                                                     fps[spans[i][0]:spans[i][1]], max_distance,
+                                                     left[at[i]:at[i + 1]], right[at[i]:at[i + 1]]),
+                          range(len(spans))):
+            pass
     return left, right
+
+
+def _bucket_runs(keys: np.ndarray, threads: int) -> np.ndarray:
+    """Row bounds of at most ``threads`` runs of whole buckets of sorted ``keys``, each holding about an equal
+    share of the buckets' pairs and at least :data:`SPLIT_PAIRS` of them (one run, ``[0, n]``, below that).
+
+    >>> _bucket_runs(np.repeat(np.arange(4), 3000), 2).tolist()
+    [0, 6000, 12000]
+    >>> _bucket_runs(np.repeat(np.arange(4), 30), 2).tolist()
+    [0, 120]
+    """
+    n = keys.size
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sizes = np.diff(np.r_[starts, n]).astype(np.int64)
+    work = np.cumsum(sizes * (sizes - 1) // 2)
+    total = int(work[-1]) if work.size else 0
+    runs = min(threads, total // SPLIT_PAIRS)
+    if runs < 2:
+        return np.array([0, n], dtype=np.int64)
+    # The bucket after which each share of the pairs is reached; empty runs (one huge bucket) dropped.
+    cuts = np.searchsorted(work, total * np.arange(1, runs) / runs, side="left") + 1
+    bounds = np.r_[0, starts[np.minimum(cuts, starts.size - 1)], n]
+    bounds[1:-1][cuts >= starts.size] = n
+    return distinct(bounds.astype(np.int64))
 
 
 @compiled

@@ -2,8 +2,8 @@
 
 Owns scheduling the stages on Ray (Ray Data datasets, shuffles, iterations); must not implement a stage:
 every task calls the same code as the local engine (:mod:`neardup.engine.tasks`, the method's
-``keys`` and ``bucket_pairs``, ``cluster.clusters_of_groups``), so ``clusters.parquet``, ``pairs.parquet`` and
-the summary's fields equal the local engine's exactly.
+``keys`` and ``bucket_pairs`` or ``table_pairs``, ``cluster.clusters_of_groups``), so ``clusters.parquet``,
+``pairs.parquet`` and the summary's fields equal the local engine's exactly.
 
 Stages (the work directory, its layout and the shared stages are :mod:`neardup.engine.sharded`'s):
 
@@ -14,7 +14,9 @@ Stages (the work directory, its layout and the shared stages are :mod:`neardup.e
 3. ``candidates`` (keyed methods): a dataset of ``(group, key, doc)`` rows (the method's key rows of a
    range of documents) is shuffled with ``groupby("group").map_groups(...)``. A group is
    ``table * KP + key % KP``, so every bucket of a table lands whole in one group, and the method's
-   ``bucket_pairs`` on the group emits exactly the pairs it emits on the whole table.
+   ``bucket_pairs`` on the group emits exactly the pairs it emits on the whole table (``table_pairs``, from the
+   joined representation, where the method keeps only some of them as it makes them: SimHash's within the
+   distance).
 4. ``verify``: candidate pair codes are shuffled by the document tile of ``left`` (``engine.tiles``;
    ``groupby().map_groups()``); each group is de-duplicated (counted, where the method counts tables)
    and scored from the work directory's shingle sets, two tiles at a time, so workers need the work
@@ -145,8 +147,12 @@ def _emit_keys(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, 
 
 
 def _bucket_pairs(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Candidates stage, reduce side: the pairs of one group's buckets, as codes ``left * n + right``."""
-    left, right = methods.get(spec["config"]).bucket_pairs(batch["key"], batch["doc"].astype(np.int64))
+    """Candidates stage, reduce side: the pairs of one group's buckets, as codes ``left * n + right`` (only
+    those the method keeps as it makes them where it screens them, from the joined representation)."""
+    method = methods.get(spec["config"])
+    keys, docs = batch["key"], batch["doc"].astype(np.int64)
+    left, right = method.table_pairs(joined(spec["root"]), keys, docs) if method.screens_pairs \
+        else method.bucket_pairs(keys, docs)
     return {"part": pair_partition(left, spec["tiles"], spec["pair_parts"]), "code": left * spec["n"] + right}
 
 

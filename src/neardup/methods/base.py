@@ -284,6 +284,9 @@ class KeyedMethod(Method):
     max_key_docs: int | None = None
     #: One key per document and table (:meth:`table_keys`); else variable rows (:meth:`keys`).
     fixed_width: bool = True
+    #: :meth:`table_pairs` reads the representation to keep fewer pairs than :meth:`bucket_pairs` (Ray's
+    #: workers then load the work directory's to call it; else they call :meth:`bucket_pairs`).
+    screens_pairs: bool = False
     matchable = True
 
     @abc.abstractmethod
@@ -332,10 +335,9 @@ class KeyedMethod(Method):
         return None
 
     def table_pairs(self, rep: Representation, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One table's pairs where the representation is at hand (in memory and in chunks; Ray's workers call
-        :meth:`bucket_pairs`): those of :meth:`bucket_pairs`, or of them only those :meth:`keep_candidates`
-        keeps where a method can screen them as it makes them (the same candidates either way: the screen
-        runs on them again)."""
+        """One table's pairs, given the representation: those of :meth:`bucket_pairs`, or of them only those
+        :meth:`keep_candidates` keeps where a method screens them as it makes them (:attr:`screens_pairs`; the
+        same candidates either way: the screen runs on them again)."""
         return self.bucket_pairs(keys, docs)
 
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:

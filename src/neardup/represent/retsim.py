@@ -48,6 +48,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from neardup.jit import cores
 from neardup.represent.encoder import Encoder, l2_normalize, require_extra
 
 __all__ = [
@@ -169,13 +170,6 @@ def _batches(n: int, bs: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 class RETSimEncoder(Encoder):
     """RETSim v1 (256-d) embeddings of texts, identical to unisim's ``TextSim().embed`` output.
 
@@ -225,7 +219,7 @@ class RETSimEncoder(Encoder):
         if not self.model_path.is_file():
             raise FileNotFoundError(f"RETSim ONNX model not found: {self.model_path}")
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
-        self.num_threads = int(num_threads or _cpu_count())
+        self.num_threads = int(num_threads or cores())
         self.intra_op_threads = max(1, min(int(intra_op_threads), self.num_threads))
         self.workers = max(1, self.num_threads // self.intra_op_threads)
         self.quantize = bool(quantize)
