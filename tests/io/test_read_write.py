@@ -186,3 +186,31 @@ def test_a_duplicate_id_far_from_its_first_line_is_found_in_a_file_streamed_in_b
     ids = [d.id for b in iter_batches(path, ReadConfig(on_error="skip"), 5000, skipped) for d in b]
     assert len(ids) == n + 1 and ids[-1] == "last" and ids.count("d4") == 1
     assert [(s["line"], s["field"]) for s in skipped] == [(n + 1, "id")]
+
+
+def test_kept_records_of_a_jsonl_file_are_its_lines_byte_for_byte(tmp_path):
+    """``write_kept`` copies a JSONL input's kept lines as they are (key order, spacing, escapes, a 1e400, a
+    wide integer, CRLF line ends; not a byte order mark), the first of an id only, skipping what the run
+    skipped; into gzip where the output's name ends in .gz; other formats' records are written as JSON."""
+    from neardup.io.keep import write_kept
+
+    lines = [b'\xef\xbb\xbf{"text":"caf\\u00e9",  "id": "a", "w": 1e400}\r\n',
+             b'{"id": "b", "text": "x"}\n',
+             b'not json\n',
+             b'{"id": 123456789012345678901234567890, "text": "wide", "note": "\\ud800"}\n',
+             b'{"id": "a", "text": "again"}\n',
+             b'{"id": "c","text":"last, no line end"}']
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(lines))
+    want = lines[0][3:] + lines[3] + lines[5] + b"\n"
+    keep = {"a", "123456789012345678901234567890", "c"}
+    assert write_kept(src, keep, tmp_path / "k.jsonl", on_error="skip") == 3
+    assert (tmp_path / "k.jsonl").read_bytes() == want
+    assert write_kept(src, keep, tmp_path / "k.jsonl.gz", on_error="skip") == 3
+    assert gzip.decompress((tmp_path / "k.jsonl.gz").read_bytes()) == want
+    with pytest.raises(InputError, match=r"in\.jsonl, line 3: not valid JSON"):
+        write_kept(src, keep, tmp_path / "k2.jsonl")
+    assert not (tmp_path / "k2.jsonl").exists()
+    pq.write_table(pa.table({"id": ["a", "b"], "text": ["caf\u00e9", "x"]}), tmp_path / "in.parquet")
+    assert write_kept(tmp_path / "in.parquet", {"b"}, tmp_path / "p.jsonl") == 1
+    assert (tmp_path / "p.jsonl").read_text() == '{"id": "b", "text": "x"}\n'

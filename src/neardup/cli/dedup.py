@@ -37,7 +37,7 @@ def dedup(
     method_opts: dict[str, Any],
     read_opts: dict[str, Any],
     engine_opts: dict[str, Any],
-    keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL.")] = None,
+    keep: Annotated[Optional[Path], typer.Option("--keep", help="Also write the documents to keep (one per cluster) as JSONL (gzip-compressed where the name ends in .gz): each input record as it was.")] = None,
     drop_oversized: Annotated[bool, typer.Option("--drop-oversized", help="With --keep: also drop every document of an oversized cluster.")] = False,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars (the one-line result summary stays).")] = False,

@@ -264,6 +264,21 @@ def iter_jsonl(path: str | os.PathLike[str],
     or, when ``skipped`` is a list, listed there (:func:`skip_entry`) and left out. A byte order mark
     at the start of the file is ignored; corrupt gzip data is an error whatever the policy.
     """
+    for lineno, _, obj in iter_jsonl_lines(path, skipped):
+        yield lineno, obj
+
+
+def iter_jsonl_lines(path: str | os.PathLike[str],
+                     skipped: list[dict[str, Any]] | None = None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """:func:`iter_jsonl` with each object's line as the file holds it (its bytes, the line break included,
+    a byte order mark at the start of the file not): ``(line number, line, object)``.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+    >>> _ = p.write_bytes(b'\\xef\\xbb\\xbf{"id": 1}\\r\\n\\n{"id":2}')
+    >>> list(iter_jsonl_lines(p))
+    [(1, b'{"id": 1}\\r\\n', {'id': 1}), (3, b'{"id":2}', {'id': 2})]
+    """
     lineno = 0
     with _open_binary(path) as fh, _gzip_errors(path, lambda: lineno + 1):
         for lineno, raw in enumerate(fh, start=1):
@@ -271,7 +286,7 @@ def iter_jsonl(path: str | os.PathLike[str],
                 raw = raw[len(codecs.BOM_UTF8):]
             obj = _fast_object(raw)
             if obj is not None:
-                yield lineno, obj
+                yield lineno, raw, obj
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -291,7 +306,7 @@ def iter_jsonl(path: str | os.PathLike[str],
             if not isinstance(obj, dict):
                 _bad(InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}"), skipped)
                 continue
-            yield lineno, obj
+            yield lineno, raw, obj
 
 
 def _fast_object(raw: bytes) -> dict[str, Any] | None:
