@@ -120,10 +120,11 @@ def test_the_report_counts_the_space_and_times_each_part():
 
     found = search(_noisy_corpus(), DedupConfig(method="minhash"), _SMALL)
     report = found.report
-    # 6 shingles x (the start's own rule + every tuning setting but lsh_threshold 0.2, which is the same)
-    # x 1 score x 1 clustering x the threshold grid (0.45, the start's, is in it)
-    rules = 1 + len(LSH_THRESHOLDS) - 1 + len(MIN_COLLISIONS_FRACTIONS)
-    assert report["space_size"] == 6 * rules * len(SET_SCORE_GRID)
+    # 6 shingles x (the start's own rule + every tuning setting but lsh_threshold 0.2, which is the same; no
+    # collisions rule for character shingles) x 1 score x 1 clustering x the threshold grid (0.45, the start's,
+    # is in it)
+    rules = 1 + len(LSH_THRESHOLDS) - 1
+    assert report["space_size"] == 3 * (2 * rules + len(MIN_COLLISIONS_FRACTIONS)) * len(SET_SCORE_GRID)
     assert set(report["seconds_by_part"]) == {"represent", "candidates", "verify", "cluster", "metrics"}
     labels = {f"word {n}-grams" for n in (3, 4, 5)} | {f"char {n}-grams" for n in (4, 5, 6)}
     assert set(report["by_representation"]) == labels

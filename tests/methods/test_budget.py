@@ -152,3 +152,33 @@ def test_the_estimate_is_the_overlap_the_jaccard_estimate_and_the_sizes_imply():
     jaccard = minhash_method.MinHash(DedupConfig(method="minhash", threshold=0.6).replace(
         minhash__estimate_floor=0.9, verify__score="jaccard"))
     assert jaccard.keep_candidates(a, b, np.full(3, 100), np.full(3, 100)).tolist() == [False, False, False]
+
+
+def test_the_collisions_rule_over_the_cap_names_its_own_remedies(crowded, monkeypatch):
+    """The collisions rule has no bands: its cap error says what drives its pairs (values shared within
+    max_bucket) and, for character n-grams, whose least hashes are common n-grams, to use words or the LSH
+    rule; the tuner offers the rule for word n-grams only."""
+    monkeypatch.setattr(minhash_method, "CAP_FLOOR", 0)
+    rule = dict(minhash__rule="collisions", minhash__max_candidates_per_doc=2, minhash__max_bucket=1000)
+    with pytest.raises(ConfigError, match=r"yields over 1,240 pairs .*'min_collisions': 38.*max_bucket \(1000\).*"
+                                          r"character n-grams.*--word-ngrams.*--rule lsh") as err:
+        neardup.dedup(crowded, **CHAR, **rule)
+    assert "lsh_threshold" not in str(err.value)
+    with pytest.raises(ConfigError, match=r"max_bucket \(1000\) documents: lower max_bucket") as err:
+        neardup.dedup(crowded, **{**CHAR, "shingle__char": False, "shingle__n": 2}, **rule)
+    assert "character" not in str(err.value)
+    char, word = (minhash_method.MinHash(DedupConfig(method="minhash").replace(shingle__char=c)) for c in (True, False))
+    assert {s["minhash__rule"] for s in char.tuning_settings()} == {"lsh"}
+    assert {s["minhash__rule"] for s in word.tuning_settings()} == {"lsh", "collisions"}
+
+
+def test_the_collisions_rule_stops_where_most_signature_values_would_go_uncounted(crowded, example_path):
+    """Values held by more than max_bucket documents are not counted by the collisions rule: where that is most of
+    a corpus's (character 5-grams over one small vocabulary, the least hashes common n-grams) the run stops and
+    says so, rather than find a few of the pairs; word 4-grams of news stories run."""
+    rule = dict(minhash__rule="collisions", minhash__max_bucket=20)
+    with pytest.raises(ConfigError, match=r"of the signature values of these 620 documents are held by more than "
+                                          r"minhash.max_bucket \(20\).*--word-ngrams"):
+        neardup.dedup(crowded, **CHAR, **rule)
+    words = neardup.dedup(example_path, method="minhash", **rule)
+    assert words.summary["n_pairs"] > 0

@@ -354,9 +354,11 @@ class KeyedMethod(Method):
         if cap is not None and count > cap:
             raise ConfigError(
                 f"method {self.name}: the candidate step yields over {cap:,} pairs for {n_docs:,} documents "
-                f"({count / max(1, n_docs):,.0f} per document so far) with {self.params()}: choose stricter "
-                f"candidates (a higher lsh_threshold, or bands and rows), a candidate budget "
-                f"(minhash.candidates_per_doc), or raise minhash.max_candidates_per_doc")
+                f"({count / max(1, n_docs):,.0f} per document so far) with {self.params()}: {self.candidate_remedy()}")
+
+    def candidate_remedy(self) -> str:
+        """What to change when the candidate pairs pass the cap (the end of :meth:`check_candidates`' error)."""
+        return "choose stricter candidates"
 
     def candidates(self, rep: Representation) -> Candidates:
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
