@@ -46,10 +46,12 @@ MAX_UNCOUNTED = 0.2
 #: counted exactly, 5 would take 1M to 0.45, 24% fewer verified pairs.)
 CHAR_CANDIDATES_PER_DOC = 20.0
 #: Character shingles: candidates are verified when their MinHash-estimated overlap reaches this fraction
-#: of the threshold (``MinHashConfig.estimate_floor``), when none is set. On the scale bench's 20k stories
-#: it skips 88% of the candidates and none of the verified pairs; on the three labelled days under four
-#: noise models every ARI is the same with it (and at 0.5).
-CHAR_ESTIMATE_FLOOR = 0.3
+#: of the threshold (``MinHashConfig.estimate_floor``), when none is set. It was 0.3 (on the scale bench's 20k
+#: stories that skipped 88% of the candidates and none of the verified pairs). 0.4 verifies 45% fewer of 200k
+#: news stories' candidates (146,670 -> 80,550) and finds the same 29,888 pairs (0.5: 2 fewer); on the three
+#: labelled days under eight noise models at thresholds 0.4 and 0.6 it finds the same 805 and 333 pairs as 0.3,
+#: and every ARI of the quality bench is the same (docs/speed.md, "Twenty-fifth round").
+CHAR_ESTIMATE_FLOOR = 0.4
 
 
 def default_min_collisions(threshold: float, num_perm: int) -> int:
@@ -82,7 +84,7 @@ class MinHash(KeyedMethod):
 
         >>> char = DedupConfig(method="minhash").replace(shingle__char=True)
         >>> char.minhash.candidates_per_doc, char.minhash.estimate_floor
-        (20.0, 0.3)
+        (20.0, 0.4)
         >>> char.replace(shingle__char=False).minhash.estimate_floor
         """
         if not char:
