@@ -49,8 +49,8 @@ CHAR_CANDIDATES_PER_DOC = 20.0
 #: of the threshold (``MinHashConfig.estimate_floor``), when none is set. It was 0.3 (on the scale bench's 20k
 #: stories that skipped 88% of the candidates and none of the verified pairs). 0.4 verifies 45% fewer of 200k
 #: news stories' candidates (146,670 -> 80,550) and finds the same 29,888 pairs (0.5: 2 fewer); on the three
-#: labelled days under eight noise models at thresholds 0.4 and 0.6 it finds the same 805 and 333 pairs as 0.3,
-#: and every ARI of the quality bench is the same (docs/speed.md, "Twenty-fifth round").
+#: labelled days under ten noise models at thresholds 0.4 and 0.6 it finds the same 859 and 349 pairs as 0.3
+#: (``benchmarks/bench_estimate_floor.py``), and every ARI of the quality bench is the same.
 CHAR_ESTIMATE_FLOOR = 0.4
 
 
