@@ -264,8 +264,7 @@ def iter_jsonl(path: str | os.PathLike[str],
     or, when ``skipped`` is a list, listed there (:func:`skip_entry`) and left out. A byte order mark
     at the start of the file is ignored; corrupt gzip data is an error whatever the policy.
     """
-    for lineno, _, obj in iter_jsonl_lines(path, skipped):
-        yield lineno, obj
+    return _jsonl(path, skipped, False)
 
 
 def iter_jsonl_lines(path: str | os.PathLike[str],
@@ -279,6 +278,11 @@ def iter_jsonl_lines(path: str | os.PathLike[str],
     >>> list(iter_jsonl_lines(p))
     [(1, b'{"id": 1}\\r\\n', {'id': 1}), (3, b'{"id":2}', {'id': 2})]
     """
+    return _jsonl(path, skipped, True)
+
+
+def _jsonl(path: str | os.PathLike[str], skipped: list[dict[str, Any]] | None, lines: bool) -> Iterator[Any]:
+    """:func:`iter_jsonl` (``lines`` False) or :func:`iter_jsonl_lines`: one reader, no generator between."""
     lineno = 0
     with _open_binary(path) as fh, _gzip_errors(path, lambda: lineno + 1):
         for lineno, raw in enumerate(fh, start=1):
@@ -286,7 +290,7 @@ def iter_jsonl_lines(path: str | os.PathLike[str],
                 raw = raw[len(codecs.BOM_UTF8):]
             obj = _fast_object(raw)
             if obj is not None:
-                yield lineno, raw, obj
+                yield (lineno, raw, obj) if lines else (lineno, obj)
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -306,7 +310,7 @@ def iter_jsonl_lines(path: str | os.PathLike[str],
             if not isinstance(obj, dict):
                 _bad(InputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}"), skipped)
                 continue
-            yield lineno, raw, obj
+            yield (lineno, raw, obj) if lines else (lineno, obj)
 
 
 def _fast_object(raw: bytes) -> dict[str, Any] | None:
