@@ -10,6 +10,7 @@ blocks finds every such pair (no false negatives) and the distance is then check
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 from math import comb
@@ -104,24 +105,19 @@ def _near_pairs(keys: np.ndarray, docs: np.ndarray, fps: np.ndarray, max_distanc
     process's cores, :func:`neardup.jit.cores`), each run counted and written by its own thread into its own
     slice of the output, so the pairs come in the same order as from one thread."""
     runs = _bucket_runs(keys, threads or cores())
-    none = np.empty(0, dtype=np.int64)
-    if len(runs) == 2:  # one run: no threads
-        left = np.empty(_near_pairs_loop(keys, docs, fps, max_distance, none, none), dtype=np.int64)
-        right = np.empty(left.size, dtype=np.int64)
-        _near_pairs_loop(keys, docs, fps, max_distance, left, right)
-        return left, right
     spans = list(zip(runs[:-1].tolist(), runs[1:].tolist()))
-    with ThreadPoolExecutor(len(spans), thread_name_prefix="neardup-near-pairs") as pool:
-        counts = list(pool.map(lambda s: _near_pairs_loop(keys[s[0]:s[1]], docs[s[0]:s[1]], fps[s[0]:s[1]],
-                                                          max_distance, none, none), spans))
-        at = np.r_[0, np.cumsum(counts)]
-        left = np.empty(int(at[-1]), dtype=np.int64)
-        right = np.empty(left.size, dtype=np.int64)
-        for _ in pool.map(lambda i: _near_pairs_loop(keys[spans[i][0]:spans[i][1]], docs[spans[i][0]:spans[i][1]],
-                                                     fps[spans[i][0]:spans[i][1]], max_distance,
-                                                     left[at[i]:at[i + 1]], right[at[i]:at[i + 1]]),
-                          range(len(spans))):
-            pass
+    none = np.empty(0, dtype=np.int64)
+
+    def loop(i: int, left: np.ndarray = none, right: np.ndarray = none) -> int:
+        lo, hi = spans[i]
+        return _near_pairs_loop(keys[lo:hi], docs[lo:hi], fps[lo:hi], max_distance, left, right)
+
+    with contextlib.ExitStack() as stack:
+        each = map if len(spans) == 1 else \
+            stack.enter_context(ThreadPoolExecutor(len(spans), thread_name_prefix="neardup-near-pairs")).map
+        at = np.r_[0, np.cumsum(list(each(loop, range(len(spans)))))]
+        left, right = np.empty(int(at[-1]), dtype=np.int64), np.empty(int(at[-1]), dtype=np.int64)
+        list(each(lambda i: loop(i, left[at[i]:at[i + 1]], right[at[i]:at[i + 1]]), range(len(spans))))
     return left, right
 
 

@@ -135,9 +135,9 @@ class MinHash(KeyedMethod):
         return planned
 
     def check_buckets(self, rep: Representation) -> None:
-        """The collisions rule counts only the signature values held by at most ``max_bucket`` documents: stop
-        with its remedies (:meth:`candidate_remedy`) where more than :data:`MAX_UNCOUNTED` of the documents'
-        values are held by more, which would leave most pairs' collisions uncounted (news stories' character
+        """The collisions rule counts only the signature values held by at most ``max_bucket`` documents: stop,
+        naming the cause and what to change, where more than :data:`MAX_UNCOUNTED` of the documents' values are
+        held by more, which would leave most pairs' collisions uncounted (news stories' character
         5-grams: 5% at 2k stories, 44% at 20k, 77% at 200k; word 4-grams: 0.3% at 200k). Estimated on
         :data:`PLAN_DOCS` seeded documents, a value held by ``k`` of them counting as held by ``k`` times the
         corpus's share of them."""
