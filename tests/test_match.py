@@ -135,3 +135,22 @@ def test_match_finds_exactly_what_brute_force_finds(example_path, tmp_path, cfg)
     assert len(want) >= 40
     assert got == want
     assert result.summary["n_leaked_queries"] == len({q for q, _, _ in want})
+
+
+def test_the_compiled_weights_and_the_screen_in_blocks_match_what_numpy_at_once_finds(example_path, tmp_path,
+                                                                                       monkeypatch):
+    """The query weights counted in a hash table (where compiled loops run) and the candidates screened a few
+    pairs at a time give the same matches, scores to the bit, as NumPy's binary search and one screen of the
+    batch (character shingles: the estimate floor screens)."""
+    from neardup import matching
+
+    corpus = [json.loads(line) for line in open(example_path)]
+    queries = [{"id": f"q{i}", "text": r["text"][: len(r["text"]) * 3 // 4]} for i, r in enumerate(corpus[::5])]
+    qpath = _write(tmp_path / "q.jsonl", queries)
+    cfg = DedupConfig(method="minhash", threshold=0.5).replace(shingle__char=True)
+    monkeypatch.setenv("NEARDUP_JIT", "0")
+    plain = match(qpath, example_path, None, cfg, batch_docs=50).matches()
+    monkeypatch.setenv("NEARDUP_JIT", "1")
+    monkeypatch.setattr(matching, "SCREEN_PAIRS", 3)
+    blocks = match(qpath, example_path, None, cfg, batch_docs=50).matches()
+    assert len(plain) >= 60 and blocks == plain

@@ -25,28 +25,46 @@ from typing import Any
 import numpy as np
 
 from neardup import methods
+from neardup.arrays import distinct
 from neardup.calibrate import resolve
 from neardup.candidates.crossindex import KeyIndex
 from neardup.config import ConfigError, DedupConfig, ReadConfig
 from neardup.io.read import InputError, iter_batches, read_corpus
+from neardup.jit import pays
 from neardup.methods.base import KeyedMethod, Method, Representation, VectorMethod
 from neardup.pipeline import prepare
 from neardup.progress import progress_bar
 from neardup.results import MatchResult
 from neardup.text.shingle import ShingleSets
+from neardup.verify.frequencies import FrequencyTable
 from neardup.verify.overlap import idf
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
 
+#: Candidate pairs whose sketch rows :meth:`_KeyedProbe._screen` gathers at a time.
+SCREEN_PAIRS = 1 << 15
+
+
 class _QueryWeights:
-    """IDF weights from the query collection's document frequencies; unseen shingles count as df = 1."""
+    """IDF weights from the query collection's document frequencies; unseen shingles count as df = 1. Counted in
+    a hash table where compiled loops pay (a lookup 4x faster than a binary search of the distinct values:
+    5,000 stories' 2.9M values in 0.1 against 0.4 s), else by NumPy."""
 
     def __init__(self, sets: ShingleSets, power: float) -> None:
-        self.uniq, self.counts = np.unique(sets.values, return_counts=True)
+        values = np.asarray(sets.values)
         self.n, self.power = len(sets), power
+        self.table: FrequencyTable | None = None
+        if pays(int(values.size)):
+            table = FrequencyTable(max_bytes=96 * max(1, int(values.size)))  # room for every value distinct
+            if table.add(values):
+                self.table = table
+        if self.table is None:
+            self.uniq, self.counts = np.unique(values, return_counts=True)
 
     def of(self, values: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            return idf(np.maximum(self.table.lookup(values), 1), self.n, self.power)
         pos = np.minimum(np.searchsorted(self.uniq, values), max(self.uniq.size - 1, 0))
         df = np.where((self.uniq.size > 0) & (self.uniq[pos] == values), self.counts[pos] if self.uniq.size else 1, 1)
         return idf(df, self.n, self.power)
@@ -77,11 +95,33 @@ class _KeyedProbe:
         codes = codes[counts >= self.method.min_shared]
         q, p = codes // width, codes % width
         if self.rep.sketch is not None and batch.sketch is not None and q.size:
-            keep = self.method.keep_candidates(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]),
-                                               self.rep.sets.sizes[q], batch.sets.sizes[p])
+            keep = self._screen(batch, q, p)
             if keep is not None:
                 q, p = q[keep], p[keep]
         return q, p
+
+    def _screen(self, batch: Representation, q: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+        """The method's screen of pairs by their sketches (:meth:`KeyedMethod.keep_candidates`; None: it keeps
+        all), :data:`SCREEN_PAIRS` pairs at a time, their rows gathered into the same two buffers. At once, a
+        batch's candidates of character shingles (410k pairs) gathered 420 MB of rows into fresh pages, half
+        of a run's time."""
+        assert self.rep.sketch is not None and batch.sketch is not None
+        ours, theirs = np.asarray(self.rep.sketch), np.asarray(batch.sketch)
+        block = min(q.size, SCREEN_PAIRS)
+        a = np.empty((block,) + ours.shape[1:], dtype=ours.dtype)
+        b = np.empty((block,) + theirs.shape[1:], dtype=theirs.dtype)
+        sizes_q, sizes_p = self.rep.sets.sizes, batch.sets.sizes
+        keep = np.empty(q.size, dtype=bool)
+        for lo in range(0, q.size, block):
+            qs, ps = q[lo : lo + block], p[lo : lo + block]
+            m = qs.size
+            np.take(ours, qs, axis=0, out=a[:m])
+            np.take(theirs, ps, axis=0, out=b[:m])
+            got = self.method.keep_candidates(a[:m], b[:m], sizes_q[qs], sizes_p[ps])
+            if got is None:
+                return None
+            keep[lo : lo + m] = got
+        return keep
 
     def scores(self, batch: Representation, q: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Scores of pairs (query, batch row)."""
@@ -89,11 +129,13 @@ class _KeyedProbe:
         if method.scores_from == "sketch":
             assert self.rep.sketch is not None and batch.sketch is not None
             return method.score_sketches(np.asarray(self.rep.sketch[q]), np.asarray(batch.sketch[p]))
-        joint = ShingleSets.concat([self.rep.sets, batch.sets])
+        rows = distinct(p)  # the batch's documents in a pair: only theirs are weighed and scored
+        sets = batch.sets.take(rows)
+        joint = ShingleSets.concat([self.rep.sets, sets])
         weights = None
         if self.weights is not None:
-            weights = np.concatenate([self.query_weights, self.weights.of(batch.sets.values)])
-        return method.score_sets(joint, q, p + len(self.rep), weights)
+            weights = np.concatenate([self.query_weights, self.weights.of(sets.values)])
+        return method.score_sets(joint, q, np.searchsorted(rows, p) + len(self.rep), weights)
 
     def matches(self, batch: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         q, p = self.candidates(batch)

@@ -178,6 +178,20 @@ class ShingleSets:
         """For each value, the index of the document it belongs to."""
         return np.repeat(np.arange(len(self), dtype=np.int64), self.sizes)
 
+    def take(self, rows: np.ndarray) -> ShingleSets:
+        """The sets of documents ``rows``, in that order.
+
+        >>> sets = shingle_many(["a b c", "", "a b c d"], ShingleConfig(n=3))
+        >>> sets.take(np.array([2, 0])).sizes.tolist()
+        [2, 1]
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, sizes = self.offsets[rows], self.sizes[rows]
+        offsets = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        at = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]))
+        return ShingleSets(np.asarray(self.values)[at], offsets)
+
     @classmethod
     def concat(cls, parts: Sequence[ShingleSets]) -> ShingleSets:
         """Join the sets of consecutive batches into one."""
