@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
+from neardup.arrays import distinct
 from neardup.config import NormalizeConfig
 from neardup.text.normalize import normalize
 from neardup.text.shingle import char_shingle_sequence, tokenize, word_shingle_sequence
@@ -117,7 +118,7 @@ def number_hashes(text: str) -> np.ndarray:
              if not suffix or suffix.lower() in _NUMBER_SUFFIXES}
     if not found:
         return _EMPTY
-    return np.unique(np.array([xxhash.xxh3_64_intdigest(s.encode()) for s in found], dtype=np.uint64))
+    return distinct(np.array([xxhash.xxh3_64_intdigest(s.encode()) for s in found], dtype=np.uint64))
 
 
 def first_distinct(seq: np.ndarray, k: int) -> np.ndarray:
@@ -152,7 +153,7 @@ def prefix_set(seq: np.ndarray, n_tokens: int, n: int, fraction: float) -> np.nd
     if seq.size == 0:
         return _EMPTY
     m = max(int(math.ceil(fraction * n_tokens)) - n + 1, 1)
-    return np.unique(seq[:m])
+    return distinct(seq[:m])
 
 
 def sentence_sequences(text: str, n: int, min_tokens: int,

@@ -51,6 +51,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
+from neardup.arrays import distinct
+
 SCHEMA_VERSION = "1"
 DEFAULT_SQLITE_CACHE_MB = 256.0
 DEFAULT_WAL_LIMIT_MB = 256.0
@@ -465,7 +467,7 @@ class SQLiteStore(Store):
         # One indexed range read per key: in-process, cheaper than any single statement over all keys.
         out: dict[int, list[int]] = {}
         cur = self.conn.cursor()
-        for key in np.unique(keys).tolist():
+        for key in distinct(keys).tolist():
             seqs = [seq for (seq,) in cur.execute("SELECT seq FROM keys WHERE key = ? ORDER BY seq DESC LIMIT ?",
                                                   (key, per_key_limit))]
             if seqs:
@@ -495,7 +497,7 @@ class SQLiteStore(Store):
         keys = blob_to_keys(record.keys) if record.keys is not None else blob_to_keys(
             self.conn.execute("SELECT keys FROM documents WHERE seq = ?", (record.seq,)).fetchone()[0])
         self.conn.executemany("DELETE FROM keys WHERE key = ? AND seq = ?",
-                              [(k, record.seq) for k in np.unique(keys).tolist()])
+                              [(k, record.seq) for k in distinct(keys).tolist()])
         self.conn.execute("DELETE FROM documents WHERE seq = ?", (record.seq,))
 
     @_sqlite_errors
@@ -664,7 +666,7 @@ class PostgresStore(Store):
         return {row[0]: self._record(row, True) for row in rows}
 
     def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
-        uniq = np.unique(keys).tolist()
+        uniq = distinct(keys).tolist()
         if not uniq:
             return {}
         rows = self._q(
@@ -705,7 +707,7 @@ class PostgresStore(Store):
     def remove(self, record: DocRecord) -> None:
         blob = record.keys if record.keys is not None else self._q(
             "SELECT keys FROM documents WHERE seq = %s", (record.seq,)).fetchone()[0]
-        uniq = np.unique(blob_to_keys(blob)).tolist()
+        uniq = distinct(blob_to_keys(blob)).tolist()
         if uniq:
             self._q("DELETE FROM keys WHERE seq = %s AND key = ANY(%s)", (record.seq, uniq))
         self._q("DELETE FROM documents WHERE seq = %s", (record.seq,))
@@ -820,7 +822,7 @@ class MemoryStore(Store):
 
     def buckets(self, keys: np.ndarray, per_key_limit: int) -> dict[int, list[int]]:
         out = {}
-        for key in np.unique(keys).tolist():
+        for key in distinct(keys).tolist():
             bucket = self._keys.get(key)
             if bucket:
                 out[key] = bucket[::-1][:per_key_limit]
@@ -836,7 +838,7 @@ class MemoryStore(Store):
             rec = replace(record, keys=keys_to_blob(ks))
             self._by_id[rec.id] = rec
             self._by_seq[rec.seq] = rec
-            uniq = np.unique(ks).tolist()
+            uniq = distinct(ks).tolist()
             for k in uniq:
                 self._keys[k].append(rec.seq)
 
@@ -852,7 +854,7 @@ class MemoryStore(Store):
         rec = self._by_seq.get(record.seq)
         if rec is None:
             return
-        uniq = np.unique(blob_to_keys(rec.keys)).tolist()
+        uniq = distinct(blob_to_keys(rec.keys)).tolist()
         del self._by_id[rec.id], self._by_seq[rec.seq]
         for k in uniq:
             self._keys[k].remove(rec.seq)

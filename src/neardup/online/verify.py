@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neardup.arrays import distinct
 from neardup.online.features import DocFeatures, StoredFeatures, n_units, prefix_fraction, prefix_set
 from neardup.verify.overlap import overlap_coefficient
 
@@ -94,7 +95,7 @@ def update_counts(new: DocFeatures, sentences: Sequence[np.ndarray], old: Stored
     >>> update_counts(featurize("Sales rose 7 pct in May, the company said.", 3), [], old, 0.2)
     (1, 0)
     """
-    k_sent = new_sentences(sentences, np.unique(old.seq), max_shared) if sentences else 0
+    k_sent = new_sentences(sentences, distinct(old.seq), max_shared) if sentences else 0
     return new_numbers(new.numbers, old.numbers), k_sent
 
 
