@@ -138,11 +138,9 @@ def _bucket_runs(keys: np.ndarray, threads: int) -> np.ndarray:
     runs = min(threads, total // SPLIT_PAIRS)
     if runs < 2:
         return np.array([0, n], dtype=np.int64)
-    # The bucket after which each share of the pairs is reached; empty runs (one huge bucket) dropped.
-    cuts = np.searchsorted(work, total * np.arange(1, runs) / runs, side="left") + 1
-    bounds = np.r_[0, starts[np.minimum(cuts, starts.size - 1)], n]
-    bounds[1:-1][cuts >= starts.size] = n
-    return distinct(bounds.astype(np.int64))
+    # Each share of the pairs ends with the bucket that reaches it; empty runs (one huge bucket) dropped.
+    ends = np.r_[starts[1:], n]
+    return distinct(np.r_[0, ends[np.searchsorted(work, total * np.arange(1, runs) / runs)], n].astype(np.int64))
 
 
 @compiled

@@ -36,6 +36,9 @@ MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: The collisions rule stops where more than this share of the documents' signature values are held by more than
 #: ``max_bucket`` documents (uncounted): see :meth:`MinHash.check_buckets`.
 MAX_UNCOUNTED = 0.2
+#: Why the collisions rule does not suit character n-grams, and what to use: the end of its errors.
+_CHAR_COLLISIONS = ("the least hashes of character n-grams are common n-grams, shared by many documents: use word "
+                    "n-grams (--word-ngrams) or the LSH rule (--rule lsh)")
 #: Candidate budget of character shingles when none is set (pairs per document; see
 #: ``MinHashConfig.candidates_per_doc``): their n-grams are shared across a corpus far more than word n-grams,
 #: so bands for the LSH threshold of words would propose most pairs of a large one (20k news stories: 2.2M
@@ -141,44 +144,45 @@ class MinHash(KeyedMethod):
         5-grams: 5% at 2k stories, 44% at 20k, 77% at 200k; word 4-grams: 0.3% at 200k). Estimated on
         :data:`PLAN_DOCS` seeded documents, a value held by ``k`` of them counting as held by ``k`` times the
         corpus's share of them."""
-        assert rep.sketch is not None
-        docs = np.flatnonzero(~rep.empty)
-        n_docs = docs.size
+        n_docs, sketch = self._plan_sample(rep)
         if n_docs <= self.max_bucket:
             return
-        if n_docs > PLAN_DOCS:
-            docs = np.sort(np.random.default_rng(self.seed).choice(docs, PLAN_DOCS, replace=False))
-        sketch = np.asarray(rep.sketch[docs])
-        scale = n_docs / docs.size
+        scale = n_docs / sketch.shape[0]
         uncounted = 0
         for t in range(sketch.shape[1]):
             _, inverse, counts = np.unique(sketch[:, t], return_inverse=True, return_counts=True)
             uncounted += int(np.count_nonzero(counts[inverse] * scale > self.max_bucket))
         share = uncounted / sketch.size
         if share > MAX_UNCOUNTED:
-            remedy = ("the least hashes of character n-grams are common n-grams: use word n-grams (--word-ngrams) "
-                      "or the LSH rule (--rule lsh)") if self.config.shingle.char else \
+            remedy = _CHAR_COLLISIONS if self.config.shingle.char else \
                 "raise minhash.max_bucket or use the LSH rule (--rule lsh)"
             raise ConfigError(
                 f"method {self.name}: {share:.0%} of the signature values of these {n_docs:,} documents are held "
                 f"by more than minhash.max_bucket ({self.max_bucket}) documents, so the collisions rule would "
                 f"count few of any pair's collisions; {remedy}")
 
+    def _plan_sample(self, rep: Representation) -> tuple[int, np.ndarray]:
+        """The documents with shingles, counted, and the signatures of :data:`PLAN_DOCS` of them drawn with the
+        seed (all of a smaller corpus), read in order from the (memory-mapped) signatures: what the plan and
+        the collisions rule's check count on."""
+        assert rep.sketch is not None, "a representation without signatures"
+        docs = np.flatnonzero(~rep.empty)
+        n_docs = docs.size
+        if n_docs > PLAN_DOCS:
+            docs = np.sort(np.random.default_rng(self.seed).choice(docs, PLAN_DOCS, replace=False))
+        return n_docs, np.asarray(rep.sketch[docs])
+
     def level_rates(self, rep: Representation, limit: float | None = None) -> Iterator[tuple[float, int, int, float]]:
         """Each LSH level a budget may plan (:data:`LSH_LADDER` from the configured one, loosest first): the
         level, its bands and rows, and the candidate pairs a document its bands propose in this corpus, counted
         among all pairs of :data:`PLAN_DOCS` seeded documents (all of a smaller corpus), buckets linked as the
         candidates stage links them. ``limit`` (pairs a document): a count may stop at a first figure above it."""
-        assert rep.sketch is not None, "level_rates: a representation without signatures"
         mh = self.config.minhash
-        docs = np.flatnonzero(~rep.empty)
-        n_docs = docs.size
+        n_docs, sketch = self._plan_sample(rep)
         if n_docs < 2:
             return
-        if n_docs > PLAN_DOCS:
-            docs = np.sort(np.random.default_rng(mh.seed).choice(docs, PLAN_DOCS, replace=False))
-        sketch = np.asarray(rep.sketch[docs])  # read in order from the (memory-mapped) signatures
-        scale = (n_docs - 1) / (docs.size * (docs.size - 1))  # a counted pair, in pairs a document of the corpus
+        m = sketch.shape[0]
+        scale = (n_docs - 1) / (m * (m - 1))  # a counted pair, in pairs a document of the corpus
         for lt in [x for x in LSH_LADDER if x >= mh.lsh_threshold - 1e-9] or [mh.lsh_threshold]:  # only tightens
             bands, rows = lsh_plan(dataclasses.replace(mh, bands=None, rows=None, lsh_threshold=lt), lt)
             count = count_lsh_pairs(sketch, bands, rows, self.max_bucket, None if limit is None else limit / scale)
@@ -195,8 +199,7 @@ class MinHash(KeyedMethod):
         why = (f"the collisions rule pairs every two documents sharing a signature value held by at most "
                f"minhash.max_bucket ({self.max_bucket}) documents")
         if self.config.shingle.char:
-            return (f"{why}, and the least hashes of character n-grams are common n-grams, shared by many "
-                    f"documents: use word n-grams (--word-ngrams) or the LSH rule (--rule lsh)")
+            return f"{why}, and {_CHAR_COLLISIONS}"
         return f"{why}: lower max_bucket, use the LSH rule (--rule lsh), or raise minhash.max_candidates_per_doc"
 
     def n_tables(self) -> int:

@@ -40,10 +40,9 @@ class Ngram(KeyedMethod):
 
     def keys(self, rep: Representation, docs: np.ndarray, tables: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         offsets = np.asarray(rep.sets.offsets)
-        starts, sizes = offsets[docs], offsets[docs + 1] - offsets[docs]
-        total = int(sizes.sum())
-        position = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
-        return (np.asarray(rep.sets.values[position]), np.repeat(docs, sizes), np.zeros(total, dtype=np.int64))
+        sizes = offsets[docs + 1] - offsets[docs]
+        position = rep.sets.positions(docs, sizes)
+        return (np.asarray(rep.sets.values[position]), np.repeat(docs, sizes), np.zeros(position.size, dtype=np.int64))
 
     def bucket_pairs(self, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pairs_from_keys(keys, docs, max_group=self.max_df)

@@ -178,6 +178,22 @@ class ShingleSets:
         """For each value, the index of the document it belongs to."""
         return np.repeat(np.arange(len(self), dtype=np.int64), self.sizes)
 
+    def positions(self, docs: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
+        """Where the values of documents ``docs`` lie in :attr:`values`, document after document (``sizes``:
+        their sizes, where the caller has them).
+
+        >>> sets = shingle_many(["a b c", "", "a b c d"], ShingleConfig(n=3))
+        >>> sets.positions(np.array([2, 0])).tolist()
+        [1, 2, 0]
+        """
+        docs = np.asarray(docs, dtype=np.int64)
+        starts = self.offsets[docs]
+        sizes = self.offsets[docs + 1] - starts if sizes is None else sizes
+        total = int(sizes.sum())
+        if total == 0:
+            return np.empty(0, dtype=np.int64)
+        return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+
     def take(self, rows: np.ndarray) -> ShingleSets:
         """The sets of documents ``rows``, in that order.
 
@@ -186,11 +202,10 @@ class ShingleSets:
         [2, 1]
         """
         rows = np.asarray(rows, dtype=np.int64)
-        starts, sizes = self.offsets[rows], self.sizes[rows]
+        sizes = self.offsets[rows + 1] - self.offsets[rows]
         offsets = np.zeros(rows.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
-        at = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]))
-        return ShingleSets(np.asarray(self.values)[at], offsets)
+        return ShingleSets(np.asarray(self.values)[self.positions(rows, sizes)], offsets)
 
     @classmethod
     def concat(cls, parts: Sequence[ShingleSets]) -> ShingleSets:

@@ -156,7 +156,7 @@ def intersection_sizes(sets: ShingleSets, left: np.ndarray, right: np.ndarray, b
         # appears twice under the same tag.
         la, ra = sizes[lb], sizes[rb]
         tags = np.concatenate([np.repeat(np.arange(lb.size), la), np.repeat(np.arange(rb.size), ra)])
-        idx = np.concatenate([_gather(sets, lb, la), _gather(sets, rb, ra)])
+        idx = np.concatenate([sets.positions(lb, la), sets.positions(rb, ra)])
         vals = np.asarray(sets.values[idx])
         order = sort_by_group(tags, vals, lb.size, runs=True)  # two runs: left sides, right sides
         t, v = tags[order], vals[order]
@@ -263,21 +263,11 @@ def _marked_intersections(sets: ShingleSets, left: np.ndarray, right: np.ndarray
             at = order[lo:hi]
             others = right[at]
             lengths = sizes[others]
-            looked_up = marker[codes[_gather(sets, others, lengths)]]
+            looked_up = marker[codes[sets.positions(others, lengths)]]
             out[at] = np.bincount(np.repeat(np.arange(others.size), lengths), weights=looked_up,
                                   minlength=others.size)
             marker[mine] = 0.0
     return out if weights is not None else out.astype(np.int64)
-
-
-def _gather(sets: ShingleSets, docs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Positions in ``sets.values`` of the values of ``docs``, document after document."""
-    starts = sets.offsets[docs]
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    seg_start = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(total) - seg_start)
 
 
 def doc_weight_totals(sets: ShingleSets, weights: np.ndarray, block: int = 1 << 16,
