@@ -209,14 +209,19 @@ def normalized_code_points(texts: Sequence[str],
     lengths = np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
     if not loop:
         return units, lengths
-    return _normalize_loop(units, lengths, ascii_only, cfg.dehyphenate, cfg.casefold,
-                           alnum_table() if not ascii_only.all() else np.zeros(0, dtype=np.bool_))
+    out = np.empty(units.size, dtype=np.uint32)  # by NumPy, in huge pages, and kept: no copy at the end
+    used, lengths = _normalize_loop(units, lengths, ascii_only, cfg.dehyphenate, cfg.casefold,
+                                    alnum_table() if not ascii_only.all() else np.zeros(0, dtype=np.bool_), out)
+    return out[:used], lengths
 
 
 @compiled
 def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarray, dehyphenate: bool,
-                    casefold: bool, alnum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`normalized_code_points`' loop: each text as :func:`normalize_words` joined by spaces leaves it.
+                    casefold: bool, alnum: np.ndarray, out: np.ndarray) -> tuple[int, np.ndarray]:
+    """:func:`normalized_code_points`' loop: each text as :func:`normalize_words` joined by spaces leaves it,
+    written to the start of ``out`` (as long as ``units``); returns the code points written and each text's.
+    (An array made here and copied to its length took as long again as the loop: numba's allocations fault
+    in 4 KiB pages, NumPy's large ones in huge pages.)
 
     An ``ascii_only`` text is read as is. A hyphen, spaces or tabs, a line break (``\\r?\\n``) and spaces or
     tabs (``_HYPHEN_BREAK_RE``, leftmost first, matches never overlapping) vanish between two letters or digits
@@ -224,7 +229,6 @@ def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarr
     elsewhere they are, like every character but a letter or digit, a space; ``casefold`` lowers A-Z. Any other
     text went through :func:`_fold`: each character is kept where ``alnum`` (:func:`alnum_table`) says it is a
     letter or digit, else a space. Spaces fold to one between words, none at the ends."""
-    out = np.empty(units.size, dtype=np.uint32)
     out_lengths = np.empty(lengths.size, dtype=np.int64)
     start = 0
     w = 0
@@ -269,7 +273,7 @@ def _normalize_loop(units: np.ndarray, lengths: np.ndarray, ascii_only: np.ndarr
             i += 1
         out_lengths[d] = w - first
         start = end
-    return out[:w].copy(), out_lengths
+    return w, out_lengths
 
 
 def only_words_and_spaces(config: NormalizeConfig) -> bool:
