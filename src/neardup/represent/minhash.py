@@ -170,8 +170,7 @@ def _sketch_loop(values: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.n
                         product = (c & low) * count
                     bucket = product >> np.uint64(32)
                 rank = prefix | np.uint32(x >> np.uint64(34))
-                if rank < row[bucket]:
-                    row[bucket] = rank
+                row[bucket] = min(row[bucket], rank)  # no branch: taken or not at random early on (2x the time)
             reached = np.uint32((r + 1) << 30)
             done = True
             for i in range(k):
@@ -196,8 +195,7 @@ def _sketch_loop(values: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.n
                     least = row[i]
                     for t in range(m):
                         rank = fallback | (np.uint32((a[i] * mixed[t] + b[i]) >> np.uint64(32)) >> np.uint32(2))
-                        if rank < least:
-                            least = rank
+                        least = min(least, rank)
                     row[i] = least
         out[d, :] = row
 
