@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("faiss")
 pytest.importorskip("usearch")
 
-from neardup.candidates.vectors import knn_pairs, partial_pairs, range_pairs, search_recall  # noqa: E402
+from neardup.candidates.vectors import VectorIndex, knn_pairs, partial_pairs, range_pairs, search_recall  # noqa: E402
 
 pytestmark = pytest.mark.neural
 
@@ -40,6 +40,15 @@ def test_hnsw_finds_the_planted_pairs_with_high_recall():
     found = set(zip(l.tolist(), r.tolist()))
     assert len(found & {(i, 300 + i) for i in range(50)}) >= 48
     assert search_recall(x, k=10) >= 0.95
+
+
+def test_a_small_hnsw_index_is_the_same_in_every_build():
+    """Up to HNSW_SERIAL_ROWS rows the graph is built by one thread: the same neighbours every time (several
+    threads racing for neighbours gave a different, sometimes worse, graph from build to build)."""
+    x = _planted()
+    found = [VectorIndex(x, "hnsw").search(x, 10) for _ in range(8)]
+    for scores, rows in found[1:]:
+        assert np.array_equal(rows, found[0][1]) and np.array_equal(scores, found[0][0])
 
 
 def test_partial_matching_scores_an_abridged_copy_fully():
