@@ -65,8 +65,11 @@ def measure(corpus: str, n: int, rounds: int, pairs_file: str) -> dict[str, dict
     def sketch() -> list:  # type: ignore[type-arg]
         return [signatures(s, 128, 1) for s in state["sets"]]  # type: ignore[attr-defined]
 
+    docs, inverse = np.unique(np.concatenate([pairs["left"], pairs["right"]]), return_inverse=True)
+    paired = [texts[d] for d in docs.tolist()]  # as the evidence stage gives them: the texts of the pairs only
+
     def passages():  # type: ignore[no-untyped-def]
-        return passage_table(texts, pairs["left"], pairs["right"])
+        return passage_table(paired, inverse[: pairs["left"].size], inverse[pairs["left"].size :])
 
     out: dict[str, dict[str, object]] = {}
     for name, fn in zip(LOOPS, (normalize, grams, sketch, passages)):
