@@ -214,6 +214,26 @@ def test_verifying_a_partition_in_many_passes_gives_the_same_pairs(example_path,
         assert key(many) == key(one)
 
 
+@pytest.mark.parametrize("rule", ["lsh", "collisions"])
+def test_candidates_flushed_mid_group_give_the_same_output(example_path, tmp_path, monkeypatch, rule):
+    """The candidates stage buffers its tables' pairs and writes them a partition at a time: flushed after a
+    few codes (many files, each named by its first table) or once a group of tables, every code reaches
+    verification once, so the pairs and the candidate counts (repeats counted, under the collisions rule) are
+    the same."""
+    import neardup.engine.local as local
+
+    cfg = DedupConfig(method="minhash").replace(minhash__rule=rule)
+    runs = {}
+    for name, codes in (("once", local.SPILL_CODES), ("often", 8)):
+        monkeypatch.setattr(local, "SPILL_CODES", codes)
+        work = tmp_path / f"work-{name}"
+        summary = run_chunked(example_path, tmp_path / name, cfg, EngineConfig(workers=2, batch_docs=50, progress=False,
+                                                                              work_dir=str(work), keep_work=True))
+        runs[name] = (_outputs(tmp_path / name), summary["n_candidates"], len(list((work / "pairs").glob("*-t*.npy"))))
+    assert runs["often"][:2] == runs["once"][:2] and runs["once"][1] > 0
+    assert runs["often"][2] > runs["once"][2]
+
+
 def test_memory_plan_and_size_parsing():
     assert parse_size("1GB") == 10**9 and parse_size("2GiB") == 2 * 2**30 and parse_size("300mb") == 300 * 10**6
     with pytest.raises(ConfigError, match="memory limit"):

@@ -32,6 +32,13 @@ from neardup.io.read import Document, InputError
 from neardup.methods.base import KeyedMethod
 
 
+#: Candidate codes the candidates stage buffers before it writes them (about 24 MB with their partitions and
+#: their sort; a constant, so that a resumed run flushes where the stopped one did, whatever its limit). At 200k
+#: stories one write per partition for the 32 tables, where a write per table and partition (576 files) took
+#: 0.4 s of the process that finds them.
+SPILL_CODES = 1 << 20
+
+
 class LocalRun(ShardedRun):
     """One chunked run on this machine (see :mod:`neardup.engine.sharded` for the stages)."""
 
@@ -171,19 +178,13 @@ class LocalRun(ShardedRun):
     def spill(self, left: np.ndarray, right: np.ndarray, tag: str, n: int, parts: int) -> None:
         """Buffer one table's candidate pairs as codes ``left * n + right`` with their pair partition (by the
         tile of ``left``, so each partition's verification reads one left tile); :meth:`flush_spills` writes
-        them, when the buffer holds :meth:`spill_codes` codes and at the end of each group of tables."""
+        them, when the buffer holds :data:`SPILL_CODES` codes and at the end of each group of tables."""
         if left.size == 0:
             return
         self._spilled.append((tag, left.astype(np.int64) * n + right, pair_partition(left, self._tiles, parts)))
         self._spilled_codes += left.size
-        if self._spilled_codes >= self.spill_codes():
+        if self._spilled_codes >= SPILL_CODES:
             self.flush_spills(parts)
-
-    def spill_codes(self) -> int:
-        """Codes buffered before they are written: a hundredth of the memory limit (24 bytes a code with its
-        partition and their sort). At 200k stories one write per partition for the 32 tables, where a write
-        per table and partition (576 files) took 0.4 s of this process."""
-        return max(1 << 16, int(self.engine.memory_limit * 0.01) // 24)
 
     def flush_spills(self, parts: int) -> None:
         """Write the buffered codes, a file for each partition that has some, named by the first table
@@ -290,4 +291,4 @@ def run_chunked(input_path: str | os.PathLike[str], outdir: str | os.PathLike[st
     return LocalRun(input_path, outdir, config, engine, read).run()
 
 
-__all__ = ["LocalRun", "run_chunked"]
+__all__ = ["SPILL_CODES", "LocalRun", "run_chunked"]
