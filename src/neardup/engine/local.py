@@ -23,7 +23,7 @@ from neardup.calibrate import SAMPLE_DOCS
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import (codes_per_pass, key_partitions, pair_partitions, runs_inline, tables_per_pass,
                                   weights_beside_candidates)
-from neardup.engine.processes import import_while_workers_start, start_server
+from neardup.engine.processes import start_server
 from neardup.engine.sharded import ShardedRun, ShardJoin
 from neardup.engine.tasks import map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
@@ -70,7 +70,6 @@ class LocalRun(ShardedRun):
             batches = self.batches()
             ahead = self.small_input(batches)
             pool = self.workers()
-            import_while_workers_start(pool)
             for index, batch in enumerate(itertools.chain(ahead, batches)):
                 n_shards = index + 1
                 if self.wd.shard_done(index):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import multiprocessing
 import multiprocessing.forkserver
 import multiprocessing.util
@@ -91,29 +90,6 @@ def start_server() -> None:
     CPU) then overlaps this process's own work instead of delaying the first worker. Returns at once."""
     _context()
     multiprocessing.forkserver.ensure_running()
-
-
-#: What PyArrow imports in a process on its first conversion from or to NumPy or Python objects, where it is
-#: installed (neardup itself never uses it): pandas, 0.3-0.45 s.
-ARROW_IMPORTS = ("pandas",)
-
-
-def import_arrow_imports() -> None:
-    """Import :data:`ARROW_IMPORTS` where they are installed (each once a process)."""
-    for name in ARROW_IMPORTS:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-
-
-def import_while_workers_start(pool: ProcessPoolExecutor | InlineExecutor) -> None:
-    """Where ``pool`` has worker processes: import :data:`ARROW_IMPORTS` in this process, in a thread, now.
-    This process then waits for the fork server's first worker (the server's loading takes 1.5-2.5 s of a
-    run's start), and would otherwise import them at its own first conversion, in the join, while the
-    workers idle."""
-    if isinstance(pool, ProcessPoolExecutor):
-        threading.Thread(target=import_arrow_imports, name="neardup-arrow-imports", daemon=True).start()
 
 
 def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
@@ -217,6 +193,6 @@ def pool_held_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
     return sum(held_bytes(pid) for pid in list(getattr(pool, "_processes", {}) or {}))
 
 
-__all__ = ["ARROW_IMPORTS", "SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes",
-           "import_arrow_imports", "import_while_workers_start", "pool_held_bytes", "process_pool", "start_server",
+__all__ = ["SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes",
+           "pool_held_bytes", "process_pool", "start_server",
            "stop_pool", "worker_pool"]

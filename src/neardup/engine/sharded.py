@@ -59,7 +59,7 @@ from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
-from neardup.io.arrow import numpy_of
+from neardup.io.arrow import arrow_array, numpy_of
 from neardup.io.parquet import read_parquet
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
 from neardup.io.write import atomic_path, write_json, write_table
@@ -171,12 +171,12 @@ class DocIds:
     def __init__(self, docs: np.ndarray, chunks: list[pa.Array], piece: int = 1 << 20) -> None:
         """``chunks``: the ids of ``docs`` in order, as ``string`` arrays (one a shard)."""
         self.docs, self.piece = docs, piece
-        self.ids = pa.concat_arrays([pa.array([], pa.large_string()), *(c.cast(pa.large_string()) for c in chunks)])
+        self.ids = pa.concat_arrays([pa.nulls(0, pa.large_string()), *(c.cast(pa.large_string()) for c in chunks)])
 
     def take(self, index: np.ndarray) -> pa.ChunkedArray:
         """The ids of the documents ``index`` (each one of :attr:`docs`), in order."""
         at = np.searchsorted(self.docs, np.asarray(index, dtype=np.int64))
-        return pa.chunked_array([self.ids.take(pa.array(at[i : i + self.piece])).cast(pa.string())
+        return pa.chunked_array([self.ids.take(arrow_array(at[i : i + self.piece])).cast(pa.string())
                                  for i in range(0, at.size, self.piece)], pa.string())
 
 
@@ -457,7 +457,7 @@ class ShardedRun(abc.ABC):
             lo, hi = np.searchsorted(wanted, [start, end])
             if hi > lo:
                 ids = read_parquet(self.wd.shard(i, "ids.parquet"), ["id"])["id"].combine_chunks()
-                chunks.append(ids.take(pa.array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
+                chunks.append(ids.take(arrow_array(np.asarray(wanted[lo:hi], dtype=np.int64) - start)))
             start = end
         return DocIds(np.asarray(wanted, dtype=np.int64), chunks)
 
@@ -487,12 +487,12 @@ class ShardedRun(abc.ABC):
                     sz = clusters.sizes[start : start + size]
                     grouped = sz > 1
                     cluster_names = ids if not grouped.any() else pc.if_else(
-                        pa.array(grouped), names.take(np.where(grouped, lab, reps[0])), ids)
+                        arrow_array(grouped), names.take(np.where(grouped, lab, reps[0])), ids)
                     writer.write_table(pa.table({
                         "id": ids, "cluster": cluster_names,
-                        "cluster_size": pa.array(sz.astype(np.int64)),
-                        "is_representative": pa.array(lab == np.arange(start, start + size)),
-                        "oversized": pa.array(clusters.oversized[start : start + size]),
+                        "cluster_size": arrow_array(sz.astype(np.int64)),
+                        "is_representative": arrow_array(lab == np.arange(start, start + size)),
+                        "oversized": arrow_array(clusters.oversized[start : start + size]),
                     }, schema=schema))
                     start += size
         write_table(self.outdir / "pairs.parquet", {
