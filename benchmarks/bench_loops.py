@@ -34,23 +34,30 @@ def _digest(*arrays) -> str:  # type: ignore[no-untyped-def]
     return h.hexdigest()[:16]
 
 
-def measure(corpus: str, n: int, rounds: int, pairs_file: str) -> dict[str, dict[str, object]]:
-    """In this process (the checkout first on ``sys.path``): each loop's best seconds and its outputs' digest."""
-    import numpy as np
-
-    from neardup.config import NormalizeConfig, ReadConfig, ShingleConfig
+def first_texts(corpus: str, n: int) -> list[str]:
+    """The texts of the corpus's first ``n`` documents (with the checkout first on ``sys.path``)."""
+    from neardup.config import ReadConfig
     from neardup.io.read import iter_batches
-    from neardup.represent.minhash import signatures
-    from neardup.text.normalize import normalized_code_points
-    from neardup.text.shingle import char_shingle_sets
-    from neardup.verify.passages import passage_table
 
     texts: list[str] = []
     for batch in iter_batches(corpus, ReadConfig(), 2500):
         texts += [d.text for d in batch]
         if len(texts) >= n:
             break
-    texts = texts[:n]
+    return texts[:n]
+
+
+def measure(corpus: str, n: int, rounds: int, pairs_file: str) -> dict[str, dict[str, object]]:
+    """In this process (the checkout first on ``sys.path``): each loop's best seconds and its outputs' digest."""
+    import numpy as np
+
+    from neardup.config import NormalizeConfig, ShingleConfig
+    from neardup.represent.minhash import signatures
+    from neardup.text.normalize import normalized_code_points
+    from neardup.text.shingle import char_shingle_sets
+    from neardup.verify.passages import passage_table
+
+    texts = first_texts(corpus, n)
     batches = [texts[i : i + 2500] for i in range(0, len(texts), 2500)]
     pairs = np.load(pairs_file)
     state: dict[str, object] = {}
@@ -113,15 +120,8 @@ def main() -> None:
         pairs_file = os.path.join(tmp, "pairs.npz")
         sys.path.insert(0, sources["here"])
         from neardup.api import dedup
-        from neardup.config import ReadConfig
-        from neardup.io.read import iter_batches
 
-        texts: list[str] = []
-        for batch in iter_batches(args.corpus, ReadConfig(), 2500):
-            texts += [d.text for d in batch]
-            if len(texts) >= args.n:
-                break
-        result = dedup(texts[: args.n], evidence=False)
+        result = dedup(first_texts(args.corpus, args.n), evidence=False)
         np.savez(pairs_file, left=result._left, right=result._right)
         figures: dict[str, list[dict[str, dict[str, object]]]] = {name: [] for name in sources}
         for _ in range(2):  # two alternating passes, each with its own best of --rounds

@@ -1,6 +1,6 @@
 """Array operations every stage shares where NumPy's own is slow on this work's arrays.
 
-Owns :func:`distinct`; must not know what the arrays hold (documents, pairs, shingles) nor import any other
+Owns :func:`distinct` and :func:`ranges`; must not know what the arrays hold (documents, pairs, shingles) nor import any other
 part of neardup.
 
 NumPy 2.3 on makes ``np.unique(a)`` (no ``return_*``) hash the values into a ``std::unordered_set`` and sort
@@ -33,4 +33,18 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return a[first]
 
 
-__all__ = ["distinct"]
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Every position of the ranges ``[starts[i], starts[i] + counts[i])``, range after range (the values of some
+    documents of a CSR array, the grams of each text, the rows of some spans).
+
+    >>> ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    starts, counts = np.asarray(starts, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
+
+
+__all__ = ["distinct", "ranges"]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.arrays import distinct
+from neardup.arrays import distinct, ranges
 from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
 from neardup.text.shingle import ShingleSets
@@ -152,7 +152,7 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     total = int(sizes.sum())
     if buf.size == total:  # no gap read through: buf is the answer
         return buf
-    return buf[np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)]
+    return buf[ranges(first, sizes)]
 
 
 def gather_rows(path: str | os.PathLike[str], rows: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from itertools import chain
 import numpy as np
 import xxhash
 
+from neardup.arrays import ranges
 from neardup.config import ShingleConfig
 from neardup.jit import compiled, pays
 
@@ -188,11 +189,7 @@ class ShingleSets:
         """
         docs = np.asarray(docs, dtype=np.int64)
         starts = self.offsets[docs]
-        sizes = self.offsets[docs + 1] - starts if sizes is None else sizes
-        total = int(sizes.sum())
-        if total == 0:
-            return np.empty(0, dtype=np.int64)
-        return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+        return ranges(starts, self.offsets[docs + 1] - starts if sizes is None else sizes)
 
     def take(self, rows: np.ndarray) -> ShingleSets:
         """The sets of documents ``rows``, in that order.
@@ -322,8 +319,7 @@ def _ngram_hashes(units: np.ndarray, lengths: np.ndarray, n: int) -> tuple[np.nd
         full = _mix(acc, inplace=True)
         # Keep those that start and end inside one document: positions starts[d] .. starts[d+1]-n.
         per_doc = np.maximum(lengths - n + 1, 0)
-        n_full = int(per_doc.sum())
-        first = np.repeat(starts[:-1] - (np.cumsum(per_doc) - per_doc), per_doc) + np.arange(n_full)
+        first = ranges(starts[:-1], per_doc)
         grams = [full[first]]
         docs_of = [np.repeat(np.arange(lengths.size, dtype=np.int64), per_doc)]
         # Documents with 1 .. n-1 units: one gram of all their units.

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neardup.arrays import ranges
 from neardup.jit import compiled, pays
 from neardup.text.normalize import INVISIBLE, alnum_table, line_break_joins, normalize, normalize_words
 
@@ -369,11 +370,9 @@ def _kgrams(words: Words, k: int) -> tuple[np.ndarray, np.ndarray]:
     h, offsets = words.hashes, words.offsets
     counts = np.maximum(np.diff(offsets) - k + 1, 0)
     goff = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    total = int(goff[-1])
-    # the first word of each gram: its text's first word plus its rank among the text's grams
-    first = np.repeat(offsets[:-1], counts) + np.arange(total) - np.repeat(goff[:-1], counts)
+    first = ranges(offsets[:-1], counts)  # the first word of each gram
     with np.errstate(over="ignore"):
-        acc = np.full(total, k, dtype=np.uint64)
+        acc = np.full(first.size, k, dtype=np.uint64)
         for i in range(k):
             acc += h[first + i] * np.uint64(_GRAM[i % len(_GRAM)] + 2 * (i // len(_GRAM)))
     return acc, goff
@@ -381,9 +380,7 @@ def _kgrams(words: Words, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For ranges ``[starts[p], starts[p] + counts[p])``: every position, and the range it is in."""
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    return np.repeat(starts, counts) + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts), owner
+    return ranges(starts, counts), np.repeat(np.arange(counts.size, dtype=np.int64), counts)
 
 
 def _runs(words: Words, a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
