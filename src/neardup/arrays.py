@@ -1,7 +1,7 @@
 """Array operations every stage shares where NumPy's own is slow on this work's arrays.
 
-Owns :func:`distinct` and :func:`ranges`; must not know what the arrays hold (documents, pairs, shingles) nor import any other
-part of neardup.
+Owns :func:`distinct` and :func:`ranges`; must not know what the arrays hold (documents, pairs, shingles) nor
+import any other part of neardup.
 
 NumPy 2.3 on makes ``np.unique(a)`` (no ``return_*``) hash the values into a ``std::unordered_set`` and sort
 what is left: on 100k-10M integers of many distinct values (candidate codes, document indices, shingle
