@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -96,7 +98,7 @@ def test_weights_written_span_by_span_equal_idf_weights(tmp_path):
 
 
 @pytest.mark.parametrize("by", ["value", "table"])
-def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_the_bit(tmp_path, monkeypatch, by):
+def test_pairs_read_only_their_own_documents_and_score_to_the_bit(tmp_path, monkeypatch, by):
     import neardup.engine.tiles as tiles_mod
 
     rng = np.random.default_rng(11)
@@ -111,18 +113,30 @@ def test_sparse_pairs_read_only_the_named_documents_of_other_tiles_and_score_to_
     keep = left < right
     left, right = left[keep], right[keep]
     tiles = plan_tiles(sets.offsets, 2000)
-    reads = []
+    read: dict[str, int] = {}
     real = tiles_mod.os.preadv
-    monkeypatch.setattr(tiles_mod.os, "preadv", lambda fd, bufs, at: reads.append(at) or real(fd, bufs, at))
-    monkeypatch.setattr(tiles_mod, "READ_GAP", 0)  # every run of adjacent documents read on its own
+
+    def preadv(fd, bufs, at):
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        read[name] = read.get(name, 0) + sum(len(b) for b in bufs)
+        return real(fd, bufs, at)
+
+    monkeypatch.setattr(tiles_mod.os, "preadv", preadv)
+    sizes = np.diff(sets.offsets)
+    tl, tr = tile_of(tiles, left), tile_of(tiles, right)
+    held = [np.union1d(left[tl == t], right[(tl == t) & (tr == t)]) for t in np.unique(tl)]  # each tile's own
+    others = [np.unique(right[(tl == t) & (tr == u)]) for t in np.unique(tl) for u in np.unique(tr[tl == t]) if u != t]
+    values_read = 8 * sum(int(sizes[d].sum()) for d in held + others)
+    assert values_read < 0.8 * sets.values.nbytes  # the test's pairs leave documents out
     for score in ("weighted-overlap", "jaccard"):
-        reads.clear()
+        read.clear()
         want = score_pairs(sets, left, right, score, weights=weights, totals=totals)
         got = score_tiled(tmp_path, left, right, score, tiles)
         assert np.array_equal(got, want)
-        other = sum(np.unique(right[tile_of(tiles, left) == t][tile_of(tiles, right[tile_of(tiles, left) == t]) != t]).size
-                    for t in np.unique(tile_of(tiles, left)))
-        assert 0 < len(reads) <= other  # documents, not whole tiles; their values only (weights: the left's)
+        assert read.pop("values.npy") == values_read  # the documents of pairs, each once a tile, nothing between
+        if by == "value" and score.startswith("weighted-"):  # the weights of the tiles' own documents only
+            assert read.pop("weights.npy") == 8 * sum(int(sizes[d].sum()) for d in held)
+        assert not read
 
 
 def test_read_docs_gathers_documents_in_order_and_refuses_a_truncated_file(tmp_path):

@@ -5,14 +5,13 @@ IDF weights of its left one, looked up in the weights stage's table of distinct 
 documents' summed weights). Read through a memory map, pairs touch the multi-gigabyte values file at
 random, and every touched page counts in the process's resident set (recent kernels map whole large folios
 per touch, so releasing pages after each block does not keep it small). Instead, the documents are cut into
-*tiles*:
-contiguous document ranges whose values fit a memory budget. Candidate pairs are partitioned by the
-tile of their left document; a worker reads that tile with plain file reads (page cache, not mapped),
-then, for each other tile, only the documents its pairs name there (runs of nearby documents in one read:
-candidate pairs are sparse, so this reads a small part of the other tiles), and scores the pairs of each
-tile pair on small contiguous arrays. Resident memory is at most two tiles plus the pairs, whatever the
-corpus size (and, for a weighted score, the table: at most a worker's share of the weights stage's memory,
-:func:`~neardup.engine.plan.table_bytes`); the scores are bit-identical to scoring on the whole arrays.
+*tiles*: contiguous document ranges whose values fit a memory budget. Candidate pairs are partitioned by the
+tile of their left document; a worker reads the documents of that tile its pairs name with plain file
+reads (page cache, not mapped; a run of adjacent documents in one read), then, for each other tile, the
+documents its pairs name there, and scores the pairs of each tile pair on small contiguous arrays. Resident
+memory is at most two tiles plus the pairs, whatever the corpus size (and, for a weighted score, the table:
+at most a worker's share of the weights stage's memory, :func:`~neardup.engine.plan.table_bytes`); the
+scores are bit-identical to scoring on the whole arrays.
 Sketch rows of candidate pairs (MinHash estimates, sketch scores) are read the same way, a block of pairs at
 a time (:func:`gather_rows`).
 """
@@ -131,14 +130,17 @@ def write_rows(path: str | os.PathLike[str], lo: int, rows: np.ndarray) -> None:
         fh.write(memoryview(np.ascontiguousarray(rows)).cast("B"))
 
 
-#: Values between two documents that are read through rather than sought over (32 KiB of uint64).
-READ_GAP = 4096
+#: Values between two documents that are read through rather than sought over: none. A read is about a
+#: microsecond, while values read through cost their copy, their pages and the gather that then drops them (at
+#: 200k stories, with 4,096 and whole tiles read, verification spent a third of its time in the kernel).
+READ_GAP = 0
 
 
-def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarray) -> np.ndarray:
+def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarray,
+              gap: int = READ_GAP) -> np.ndarray:
     """The elements of the sorted documents ``docs`` of a one-dimensional ``.npy`` file aligned with CSR
-    ``offsets``, concatenated in that order: one plain read per run of documents lying closer than
-    :data:`READ_GAP` elements (a few of a whole tile's documents cost a few reads, not the tile).
+    ``offsets``, concatenated in that order: one plain read per run of documents lying closer than ``gap``
+    elements (a few of a whole tile's documents cost a few reads, not the tile).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "v.npy"
@@ -147,7 +149,7 @@ def read_docs(path: str | os.PathLike[str], offsets: np.ndarray, docs: np.ndarra
     [2, 3, 4, 9]
     """
     starts, ends = offsets[docs], offsets[docs + 1]
-    buf, first = _read_spans(path, starts, ends, READ_GAP)
+    buf, first = _read_spans(path, starts, ends, gap)
     sizes = ends - starts
     total = int(sizes.sum())
     if buf.size == total:  # no gap read through: buf is the answer
@@ -291,23 +293,26 @@ class _Weights:
         self.totals = load_array(path, mmap=False) if self.table is None or path.exists() else None
 
     def of_tile(self, tile: _Tile, docs: np.ndarray) -> np.ndarray:
-        """The weights of a tile's values: those of documents ``docs`` (the tile's own indices, ascending,
-        distinct); the rest 0 where looked up."""
+        """The weights of a tile's values: those of documents ``docs`` (global indices, ascending, distinct,
+        of the tile's); the rest 0 where looked up."""
         if self.table is None:
-            return read_rows(self.root / "weights.npy", tile.a, tile.b)
+            return read_docs(self.root / "weights.npy", tile.global_offsets, tile.docs)
+        if docs.size == tile.docs.size:  # every document the tile holds
+            return self.table.lookup(tile.values)
+        at = tile.at(docs)
         weights = np.zeros(tile.values.size, dtype=np.float64)
-        self.table.lookup_ranges(tile.values, tile.offsets[docs], tile.offsets[docs + 1], weights)
+        self.table.lookup_ranges(tile.values, tile.offsets[at], tile.offsets[at + 1], weights)
         return weights
 
     def tile_docs(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """The documents of a tile whose weights it looks up, given its pairs' left documents and their right
         documents in the tile: the left ones, and the right ones too where the totals are summed here."""
-        return left if self.totals is not None else np.concatenate([left, right])
+        return distinct(left if self.totals is not None else np.concatenate([left, right]))
 
     def totals_of_tile(self, tile: _Tile) -> np.ndarray:
-        """The summed weight of each of a tile's documents (0 for those whose weights it did not look up)."""
+        """The summed weight of each document a tile holds (0 for those whose weights it did not look up)."""
         if self.totals is not None:
-            return self.totals[tile.lo : tile.hi]
+            return self.totals[tile.docs]
         assert tile.weights is not None
         return doc_weight_totals(ShingleSets(tile.values, tile.offsets), tile.weights)
 
@@ -317,33 +322,41 @@ class _Weights:
         if self.totals is not None:
             return self.totals[docs]
         assert self.table is not None
-        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        return doc_weight_totals(ShingleSets(values, offsets), self.table.lookup(values))
+        return doc_weight_totals(ShingleSets(values, _offsets(sizes)), self.table.lookup(values))
+
+
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    """CSR offsets of rows ``sizes`` long, one after the other."""
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return offsets
 
 
 class _Tile:
-    """One tile in memory: its documents' values (and, for a weighted score, the weights of ``docs``: those
-    in one of its pairs, or where the totals were saved the left ones of its pairs) with local offsets."""
+    """The documents of one tile that its pairs read, in memory: their values one after the other (with local
+    offsets) and, for a weighted score, the weights of the documents ``weights`` looks up."""
 
-    def __init__(self, root: Path, offsets: np.ndarray, lo: int, hi: int, weights: _Weights | None = None,
-                 docs: np.ndarray | None = None) -> None:
-        self.lo, self.hi = lo, hi
-        self.a, self.b = int(offsets[lo]), int(offsets[hi])
-        self.offsets = offsets[lo : hi + 1] - self.a
-        self.values = read_rows(root / "values.npy", self.a, self.b)
+    def __init__(self, root: Path, offsets: np.ndarray, docs: np.ndarray, weights: _Weights | None = None,
+                 weighed: np.ndarray | None = None) -> None:
+        self.docs, self.global_offsets = docs, offsets  # global indices, ascending, distinct
+        self.offsets = _offsets(offsets[docs + 1] - offsets[docs])
+        self.values = read_docs(root / "values.npy", offsets, docs)
         self.weights = None
         if weights is not None:
-            assert docs is not None, "a weighted tile needs its pairs' documents"
-            self.weights = weights.of_tile(self, distinct(docs - lo))
+            assert weighed is not None, "a weighted tile needs the documents it weighs"
+            self.weights = weights.of_tile(self, weighed)
+
+    def at(self, docs: np.ndarray) -> np.ndarray:
+        """Where each of documents ``docs`` (global indices, all held) is in the tile."""
+        return np.searchsorted(self.docs, docs)
 
 
 def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarray, score: str,
                 tiles: np.ndarray) -> np.ndarray:
     """Exact ``score`` of each pair (``left < right``, global document indices) from the joined
     arrays of the work directory ``root``, reading two tiles at a time. Pairs may come in any order;
-    each left tile is read once, and with it the documents of other tiles that its pairs name. A weighted
-    score takes the weights stage's output (:class:`_Weights`)."""
+    of each left tile its pairs' documents are read once, and with them the documents of other tiles that
+    its pairs name. A weighted score takes the weights stage's output (:class:`_Weights`)."""
     root = Path(root)
     offsets = load_array(root / "offsets.npy", mmap=False)
     out = np.empty(left.size, dtype=np.float64)
@@ -355,15 +368,17 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     for ta in distinct(tl):
         in_a = np.flatnonzero(tl == ta)
         tr_a = tr[in_a]
-        docs = None if weights is None else weights.tile_docs(left[in_a], right[in_a[tr_a == ta]])
-        a_tile = _Tile(root, offsets, int(tiles[ta]), int(tiles[ta + 1]), weights, docs)
+        own = right[in_a[tr_a == ta]]
+        weighed = None if weights is None else weights.tile_docs(left[in_a], own)
+        a_tile = _Tile(root, offsets, distinct(np.concatenate([left[in_a], own])), weights, weighed)
         a_totals = None if weights is None else weights.totals_of_tile(a_tile)
+        held = a_tile.docs.size
         for tb in distinct(tr_a):
             seg = in_a[tr_a == tb]
-            lft = left[seg] - a_tile.lo
+            lft = a_tile.at(left[seg])
             if tb == ta:
                 sets = ShingleSets(a_tile.values, a_tile.offsets)
-                rgt = right[seg] - a_tile.lo
+                rgt = a_tile.at(right[seg])
                 w, tot = a_tile.weights, a_totals
             else:  # the other tile's documents that this tile's pairs name, read beside this tile (their
                 # values only: a pair's shared weight is read from its left document)
@@ -372,7 +387,7 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
                 other_values = read_docs(root / "values.npy", offsets, others)
                 sets = ShingleSets(_Joined(a_tile.values, other_values),  # type: ignore[arg-type]
                                    np.concatenate([a_tile.offsets, np.cumsum(sizes) + a_tile.offsets[-1]]))
-                rgt = np.searchsorted(others, right[seg]) + (a_tile.hi - a_tile.lo)
+                rgt = np.searchsorted(others, right[seg]) + held
                 w = tot = None
                 if weights is not None:
                     assert a_totals is not None
