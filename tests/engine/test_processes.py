@@ -25,15 +25,19 @@ try:
     worker = pool.submit(eval, "[n for n in %r if n in __import__('sys').modules]" % (names,)).result()
     normalize = "__import__('neardup.text.normalize', fromlist=['x'])"
     table = pool.submit(eval, normalize + ".alnum_table.cache_info().currsize").result()
+    blas = pool.submit(eval, "__import__('os').environ.get('OPENBLAS_THREAD_TIMEOUT')").result()
 finally:
     stop_pool(pool)
-print(json.dumps({"worker": worker, "parent": [n for n in names if n in sys.modules], "table": table}))
+print(json.dumps({"worker": worker, "parent": [n for n in names if n in sys.modules], "table": table,
+                  "blas": blas, "parent_blas": __import__("os").environ.get("OPENBLAS_THREAD_TIMEOUT")}))
 """
 
 
-def _probe(**env: str) -> dict[str, Any]:
+def _probe(**env: str | None) -> dict[str, Any]:
+    """:data:`_PROBE`'s answer, run with ``env`` changing this process's environment (None: a name removed)."""
+    environ = {**os.environ, **env}
     done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+                          env={k: v for k, v in environ.items() if v is not None})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -73,6 +77,14 @@ def test_a_map_task_writes_its_shard_without_importing_pandas():
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got == {"ids": ["a", "b", "c"], "pandas": False}
+
+
+def test_the_workers_openblas_threads_sleep_when_idle_unless_the_environment_says_otherwise():
+    """OpenBLAS's idle threads spun ~0.13 s of a core in each process after NumPy loaded: the fork server sets
+    their spin short for itself and its workers, and leaves the process that asked for workers as it was."""
+    quiet = _probe(OPENBLAS_THREAD_TIMEOUT=None)
+    assert (quiet["blas"], quiet["parent_blas"]) == ("4", None)
+    assert _probe(OPENBLAS_THREAD_TIMEOUT="28")["blas"] == "28"
 
 
 def test_with_compiled_loops_off_the_fork_server_does_not_load_numba():

@@ -15,7 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
+from neardup import jit
 from neardup.cli.common import new_app
+
+jit.quiet_blas()  # this process's own, before any command imports NumPy
 
 #: Every command, in the order ``neardup --help`` lists them: name -> (module, attribute), the attribute a
 #: command function or, for a group of sub-commands, a Typer app. A run builds only the command it names

@@ -2,7 +2,8 @@
 
 Owns the list of what every worker process needs loaded (NumPy, PyArrow and its Parquet and compute
 modules, the stages' tasks, numba with its compilation contexts ready, the normalizer's table of word
-characters) and loads it, and sets the allocator that workers inherit (:func:`neardup.engine.workdir.reuse_heap`);
+characters) and loads it, and sets the allocator and OpenBLAS's idle threads that workers inherit
+(:func:`neardup.engine.workdir.reuse_heap`, :func:`neardup.jit.quiet_blas`);
 must not start processes (:mod:`neardup.engine.processes` names this module as
 the fork server's preload) or run tasks.
 
@@ -23,8 +24,11 @@ from __future__ import annotations
 import importlib
 
 from neardup import jit
-from neardup.engine.workdir import reuse_heap
-from neardup.text.normalize import alnum_table
+
+jit.quiet_blas()  # before NumPy loads, in the imports below
+
+from neardup.engine.workdir import reuse_heap  # noqa: E402
+from neardup.text.normalize import alnum_table  # noqa: E402
 
 #: What every worker imports.
 MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "neardup.engine.tasks")
