@@ -6,6 +6,7 @@ import csv
 import gzip
 import io
 import json
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -185,3 +186,33 @@ def test_records_are_checked_as_each_field_in_turn_would_be(rows):
         assert got == [e for e in expected if e[0] != "error"]
         assert [s["error"] for s in skipped] == [e[1] for e in expected if e[0] == "error"]
         assert all(type(d) is str for _, d, _ in got)
+
+
+@given(rows=st.lists(st.tuples(st.sampled_from(["a", "b", 1]), st.sampled_from([MISSING, None, "c1", 2, 2.5, "x\ud800"])),
+                     max_size=12), hashes=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_a_record_with_a_bad_label_is_skipped_whole_and_a_duplicate_id_is_named_first(rows, hashes):
+    """With a label field: a duplicate id is the record's error even where its label is bad too, and a record
+    skipped for its label leaves its id free for a later record (only kept records' ids are remembered)."""
+    from neardup.io.read import SeenIdHashes, cluster_label, iter_documents
+
+    records = [{"id": i, "text": "t", **({} if lab is MISSING else {"label": lab})} for i, lab in rows]
+    expected: list = []
+    seen: dict[str, int] = {}
+    for line, rec in enumerate(records, start=1):
+        doc_id = str(rec["id"])
+        try:
+            if doc_id in seen:
+                raise InputError("<memory>", line, f"duplicate id {doc_id!r} (first seen on line {seen[doc_id]})", "id")
+            label = cluster_label(rec.get("label"), "<memory>", line, "label")
+        except InputError as exc:
+            expected.append(("error", str(exc)))
+            continue
+        seen[doc_id] = line
+        expected.append((line, doc_id, label))
+    skipped: list = []
+    with mock.patch.object(SeenIdHashes, "RECENT", 2):  # ids hashed: most of them in sorted runs
+        got = [(d.line, d.id, d.label) for d in iter_documents(records, read=ReadConfig(on_error="skip"),
+                                                                skipped=skipped, label_field="label", id_hashes=hashes)]
+    assert got == [e for e in expected if e[0] != "error"]
+    assert [s["error"] for s in skipped] == [e[1] for e in expected if e[0] == "error"]
