@@ -171,6 +171,12 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
                  output: str | os.PathLike[str] | None) -> DedupResult:
     """A chunked run (local or Ray). Python input is spooled to a JSONL file first; without ``output`` the
     run writes to a temporary folder and the result is read into memory."""
+    from neardup.engine.plan import starts_server_early
+
+    if _is_path(data) and starts_server_early(data, engine):  # before the engine's own imports
+        from neardup.engine.processes import start_server
+
+        start_server()
     from neardup.engine.local import LocalRun
 
     runner: type[LocalRun] | Any = LocalRun

@@ -146,6 +146,43 @@ def test_a_small_input_runs_in_this_process_unless_workers_are_asked_for(example
     assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large") == _outputs(tmp_path / "asked")
 
 
+def test_the_input_is_read_on_while_the_workers_start_within_a_twentieth_of_the_limit(example_path, tmp_path,
+                                                                                     monkeypatch):
+    """A worker's start waits for the fork server's loading: the map stage reads on meanwhile (held texts
+    within a twentieth of the memory limit), then hands the batches out in order. Same output."""
+    import threading
+
+    from neardup.engine import local
+
+    real_start = local.start_workers
+    held = []
+
+    def slow_start(pool, workers):
+        thread = real_start(pool, workers)
+        done = threading.Event()
+        slow = threading.Thread(target=lambda: (thread.join(), done.wait(1.0)))  # the server loads for a second
+        slow.start()
+        return slow
+
+    real_read = local.LocalRun.read_while_workers_start
+
+    def spy(self, pool, batches, ahead):
+        before = len(ahead)
+        real_read(self, pool, batches, ahead)
+        held.append((before, len(ahead), sum(len(d.text) for b in ahead for d in b)))
+
+    monkeypatch.setattr(local, "start_workers", slow_start)
+    monkeypatch.setattr(local.LocalRun, "read_while_workers_start", spy)
+    cfg, engine = DedupConfig(), EngineConfig(workers=2, batch_docs=20, progress=False)
+    run_chunked(example_path, tmp_path / "all", cfg, engine)  # the bound (107M characters) holds the 100k
+    monkeypatch.setattr(local, "held_chars", lambda limit: 30_000)
+    run_chunked(example_path, tmp_path / "bound", cfg, engine)
+    (before, after, _), (_, bounded, chars) = held
+    assert before == 0 and after == 15  # every batch of the 300 stories, read while the workers started
+    assert 0 < bounded < 15 and 30_000 < chars <= 30_000 + 20 * 500  # stops once past the bound (by a batch)
+    assert _outputs(tmp_path / "all") == _outputs(tmp_path / "bound")
+
+
 def test_the_evidence_texts_are_read_again_by_a_worker_while_this_process_clusters(example_path, tmp_path, monkeypatch):
     """With worker processes, the evidence's text store (the input read again for the documents in pairs) is
     begun in a worker as soon as the pairs are known, and has been written when the evidence needs it; one

@@ -72,7 +72,45 @@ def runs_inline(docs: int, chars: int, memory_limit: int) -> bool:
     >>> runs_inline(300, 10**6, 2 * 2**30), runs_inline(40_000, 10**6, 2 * 2**30), runs_inline(10, 10**9, 2**30)
     (True, False, False)
     """
-    return docs <= INLINE_DOCS and chars <= memory_limit // 20
+    return docs <= INLINE_DOCS and chars <= held_chars(memory_limit)
+
+
+def held_chars(memory_limit: int) -> int:
+    """The characters of text this process may hold read ahead of the workers: a twentieth of the memory limit
+    (a small input's batches, held while the rest is read; batches read while the workers start)."""
+    return memory_limit // 20
+
+
+#: An input file of at least this many bytes (as stored) has the fork server of its workers started as the run
+#: begins, where the local engine picks the worker count itself: the server's loading (about a second of one
+#: core, NumPy, PyArrow, numba) then overlaps this process's own imports and the calibration, where it held the
+#: first worker back (at 200k stories, 0.7 s with a core idle). Below it, an input may hold fewer than
+#: :data:`INLINE_DOCS` documents and run in this process, the server unused: at 800 bytes a story 20k of them
+#: are 16 MB. Smaller inputs start it once they fill a batch (or the calibration's sample).
+EARLY_SERVER_BYTES = 16 << 20
+
+
+def starts_server_early(path: str | os.PathLike[str], engine: EngineConfig) -> bool:
+    """Whether a chunked run of the input file ``path`` starts its workers' fork server before anything else:
+    the local engine, the worker count automatic with two or more cores, and a regular file of at least
+    :data:`EARLY_SERVER_BYTES`.
+
+    >>> import tempfile
+    >>> local = EngineConfig(name="local")
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     small = starts_server_early(f.name, local)
+    ...     _ = f.truncate(EARLY_SERVER_BYTES)
+    ...     large, set_count = starts_server_early(f.name, local), starts_server_early(f.name, local.replace(workers=2))
+    >>> small, large == (local.n_workers > 1), set_count
+    (False, True, False)
+    """
+    if engine.name != "local" or engine.workers != 0 or engine.n_workers < 2:
+        return False
+    try:
+        stat = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return False
+    return S_ISREG(stat.st_mode) and stat.st_size >= EARLY_SERVER_BYTES
 
 
 #: An uncompressed input file up to this many bytes runs on the in-memory engine when the command line names

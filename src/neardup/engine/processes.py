@@ -92,6 +92,24 @@ def start_server() -> None:
     multiprocessing.forkserver.ensure_running()
 
 
+def start_workers(pool: ProcessPoolExecutor | InlineExecutor, workers: int) -> threading.Thread | None:
+    """Start a pool's worker processes in a thread of their own, which it returns (None for one worker,
+    inline): a submit starts a process when none is idle, and waits for the fork server to have loaded
+    (about a second) before it returns, holding the pool's lock. The caller does other work meanwhile (e.g.
+    reads ahead) and joins the thread before its first submit."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        return None
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # a pool broken or stopped meanwhile: the caller's next submit says so
+            for done in [pool.submit(int) for _ in range(workers)]:  # an empty task each (int() is 0)
+                done.result()
+
+    thread = threading.Thread(target=start, name="neardup-start-workers", daemon=True)
+    thread.start()
+    return thread
+
+
 def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
     """In a worker: ignore SIGINT, and end this process when process ``parent`` ends.
 
@@ -194,5 +212,5 @@ def pool_held_bytes(pool: ProcessPoolExecutor | InlineExecutor | None) -> int:
 
 
 __all__ = ["SERVER_PRELOAD", "InlineExecutor", "exit_with_parent", "held_bytes",
-           "pool_held_bytes", "process_pool", "start_server",
+           "pool_held_bytes", "process_pool", "start_server", "start_workers",
            "stop_pool", "worker_pool"]
