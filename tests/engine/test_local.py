@@ -183,6 +183,34 @@ def test_the_input_is_read_on_while_the_workers_start_within_a_twentieth_of_the_
     assert _outputs(tmp_path / "all") == _outputs(tmp_path / "bound")
 
 
+def test_the_evidence_is_written_chunk_by_chunk_while_the_workers_compute_the_next(example_path, tmp_path,
+                                                                                   monkeypatch):
+    """The evidence's chunks reach the output in order as they are done, a few in flight per worker: when the
+    first is written the last has not been asked for. The same evidence as one chunk done in this process."""
+    from neardup.engine import evidence
+
+    run_chunked(example_path, tmp_path / "one", DedupConfig(), EngineConfig(workers=2, progress=False))
+    monkeypatch.setattr(evidence, "MIN_PAIRS_PER_TASK", 1)
+    monkeypatch.setattr(evidence, "PAIRS_PER_TASK", 4)
+    seen = []
+    real = evidence.write_evidence
+
+    def spy(path, tables):
+        def counted():
+            for table in tables:
+                seen.append(len(list((tmp_path / "many" / "work" / "evidence").glob("*.parquet"))))
+                yield table
+        real(path, counted())
+
+    monkeypatch.setattr(evidence, "write_evidence", spy)
+    run_chunked(example_path, tmp_path / "many", DedupConfig(),
+                EngineConfig(workers=2, progress=False, work_dir=str(tmp_path / "many" / "work")))
+    assert len(seen) >= 10 and 1 <= seen[0] <= 4  # the first written with at most 2 x 2 chunks asked for
+    assert seen == sorted(seen) and seen[-1] == len(seen)
+    many, one = (pq.read_table(tmp_path / name / "evidence.parquet") for name in ("many", "one"))
+    assert many.equals(one)
+
+
 def test_the_evidence_texts_are_read_again_by_a_worker_while_this_process_clusters(example_path, tmp_path, monkeypatch):
     """With worker processes, the evidence's text store (the input read again for the documents in pairs) is
     begun in a worker as soon as the pairs are known, and has been written when the evidence needs it; one

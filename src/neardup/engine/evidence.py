@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -166,11 +167,6 @@ def task_count(n_pairs: int, workers: int) -> int:
     return -(-count // workers) * workers
 
 
-def _parts(root: Path, count: int) -> Iterator[pa.Table]:
-    for part in range(count):
-        yield read_parquet(root / f"{part:06d}.parquet")
-
-
 def finish_text_store(run: ShardedRun, store: Future[None] | None) -> None:
     """Wait for the text store :func:`start_text_store` began (a no-op for None), and mark it written."""
     if store is not None:
@@ -198,19 +194,23 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
         return (str(run.wd.root), part, names.take(left[sel]).to_pylist(), names.take(right[sel]).to_pylist(),
                 left[sel], right[sel], scores[sel], [(name, np.asarray(v)[sel]) for name, v in views])
 
-    if count == 1:  # one task: here, without starting worker processes
-        bar.update(evidence_part(*task(0)))
-    else:  # a few tasks in flight per worker, so the driver holds a few chunks' ids at a time
+    def parts() -> Iterator[pa.Table]:
+        """Each chunk's rows in order, as soon as it is done: the output is written while the workers compute
+        the next chunks (written after the last, the 30k pairs of 200k stories kept a core idle 0.17 s)."""
+        if count == 1:  # one task: here, without starting worker processes
+            bar.update(evidence_part(*task(0)))
+            yield read_parquet(root / f"{0:06d}.parquet")
+            return
         pool = run.workers()
-        pending: list[Future[int]] = []
+        pending: deque[Future[int]] = deque()  # a few tasks in flight per worker: a few chunks' ids held at a time
         for part in range(count):
-            pending.append(pool.submit(evidence_part, *task(part)))
-            while len(pending) >= 2 * run.plan.workers:
-                bar.update(pending.pop(0).result())
-        for fut in pending:
-            bar.update(fut.result())
+            while len(pending) < 2 * run.plan.workers and part + len(pending) < count:
+                pending.append(pool.submit(evidence_part, *task(part + len(pending))))
+            bar.update(pending.popleft().result())
+            yield read_parquet(root / f"{part:06d}.parquet")
+
+    write_evidence(run.outdir / EVIDENCE_FILE, parts())
     bar.close()
-    write_evidence(run.outdir / EVIDENCE_FILE, _parts(root, count))
     run.timed("evidence", t0)
 
 
