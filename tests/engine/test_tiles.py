@@ -165,10 +165,11 @@ def test_sketch_rows_of_pairs_are_read_block_by_block_equal_to_gathering(tmp_pat
     left = np.sort(rng.integers(0, len(sketch), size=int(rng.integers(0, 500))))
     right = rng.integers(0, len(sketch), size=left.size)
     got = list(sketch_pairs(str(tmp_path / "sketch.npy"), left, right, block=int(rng.integers(1, 64))))
-    starts = [lo for lo, _, _ in got]
+    starts = [lo for lo, _, _, _ in got]
     assert starts == sorted(starts) and (not got or starts[0] == 0)
-    a = np.concatenate([x for _, x, _ in got]) if got else np.empty((0, 16), np.uint32)
-    b = np.concatenate([y for _, _, y in got]) if got else np.empty((0, 16), np.uint32)
+    assert all(len(np.unique(rows, axis=0)) == len(rows) for _, rows, _, _ in got)  # each document's row once
+    a = np.concatenate([rows[ia] for _, rows, ia, _ in got]) if got else np.empty((0, 16), np.uint32)
+    b = np.concatenate([rows[ib] for _, rows, _, ib in got]) if got else np.empty((0, 16), np.uint32)
     assert np.array_equal(a, sketch[left]) and np.array_equal(b, sketch[right])
 
 

@@ -152,6 +152,22 @@ def test_the_estimate_is_the_overlap_the_jaccard_estimate_and_the_sizes_imply():
     jaccard = minhash_method.MinHash(DedupConfig(method="minhash", threshold=0.6).replace(
         minhash__estimate_floor=0.9, verify__score="jaccard"))
     assert jaccard.keep_candidates(a, b, np.full(3, 100), np.full(3, 100)).tolist() == [False, False, False]
+    # the same screen of pairs given as indices into the sketch rows, as the chunked engines read them
+    rows, ia, ib = np.concatenate([a, b]), np.arange(3), np.arange(3, 6)
+    assert m.keep_rows(rows, ia, ib, np.array([100, 100, 100]), np.array([100, 100, 300])).tolist() == keep.tolist()
+    assert m.keep_rows(rows, ia, ib) is None
+
+
+@pytest.mark.parametrize("jit", ["0", "1"])
+def test_the_agreement_of_rows_is_the_mean_of_equal_coordinates_to_the_bit(monkeypatch, jit):
+    from neardup.represent.minhash import agreement
+
+    monkeypatch.setenv("NEARDUP_JIT", jit)
+    rng = np.random.default_rng(int(jit))
+    rows = rng.integers(0, 4, size=(50, 128), dtype=np.uint64).astype(np.uint32)  # many equal coordinates
+    ia, ib = rng.integers(0, 50, size=(2, 300))
+    assert np.array_equal(agreement(rows, ia, ib), np.mean(rows[ia] == rows[ib], axis=1))
+    assert agreement(rows, ia[:0], ib[:0]).dtype == np.float64
 
 
 def test_the_collisions_rule_over_the_cap_names_its_own_remedies(crowded, monkeypatch):

@@ -346,16 +346,16 @@ SKETCH_PAIRS_PER_BLOCK = 1 << 14
 
 
 def sketch_pairs(path: str, left: np.ndarray, right: np.ndarray,
-                 block: int = SKETCH_PAIRS_PER_BLOCK) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """``(start, left rows, right rows)`` of the sketch file ``path`` for the pairs, ``block`` pairs at a time,
-    read by plain reads (:func:`~neardup.engine.tiles.gather_rows`), never mapped: gathered at random
-    through a map, every touched folio of the file stays in the worker's resident set (about 450 MB a worker
-    at a million character-shingled documents, past the memory limit)."""
+                 block: int = SKETCH_PAIRS_PER_BLOCK) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """``(start, rows, left's, right's)`` of the sketch file ``path`` for the pairs, ``block`` pairs at a time:
+    the rows of the block's documents, each once, and where each pair's two are among them. Read by plain reads
+    (:func:`~neardup.engine.tiles.gather_rows`), never mapped: gathered at random through a map, every touched
+    folio of the file stays in the worker's resident set (about 450 MB a worker at a million
+    character-shingled documents, past the memory limit)."""
     for lo in range(0, left.size, block):
         a, b = left[lo : lo + block], right[lo : lo + block]
         rows = distinct(np.concatenate([a, b]))
-        got = gather_rows(path, rows)
-        yield lo, got[np.searchsorted(rows, a)], got[np.searchsorted(rows, b)]
+        yield lo, gather_rows(path, rows), np.searchsorted(rows, a), np.searchsorted(rows, b)
 
 
 def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -375,16 +375,16 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
     if os.path.exists(sketch) and left.size:  # one pass over the pairs' sketch rows: screen, and score by sketch
         screen = getattr(method.config.minhash, "estimate_floor", None) is not None  # set sizes only for screening
         off = load_array(os.path.join(root, "offsets.npy")) if screen else None  # mapped: 8 bytes a document
-        for lo, a, b in sketch_pairs(sketch, left, right):
-            hi = lo + a.shape[0]
+        for lo, rows, ia, ib in sketch_pairs(sketch, left, right):
+            hi = lo + ia.size
             sizes = (None, None) if off is None else (off[left[lo:hi] + 1] - off[left[lo:hi]],
                                                       off[right[lo:hi] + 1] - off[right[lo:hi]])
-            keep = method.keep_candidates(a, b, *sizes)
+            keep = method.keep_rows(rows, ia, ib, *sizes)
             if keep is None and not kept and not by_sketch:  # screens nothing, scores by sets: no more blocks read
                 break
-            kept.append(np.ones(a.shape[0], dtype=bool) if keep is None else keep)
+            kept.append(np.ones(ia.size, dtype=bool) if keep is None else keep)
             if by_sketch:
-                scored.append(method.score_sketches(a[kept[-1]], b[kept[-1]]))
+                scored.append(method.score_sketches(rows[ia[kept[-1]]], rows[ib[kept[-1]]]))
     elif by_sketch:
         assert not left.size, "a method scoring by sketch needs the run's sketch"
     if kept:

@@ -334,6 +334,12 @@ class KeyedMethod(Method):
         to keep (None: all)."""
         return None
 
+    def keep_rows(self, rows: np.ndarray, ia: np.ndarray, ib: np.ndarray, sizes_a: np.ndarray | None = None,
+                  sizes_b: np.ndarray | None = None) -> np.ndarray | None:
+        """:meth:`keep_candidates` of pairs given as two indices into sketch ``rows`` (as the chunked engines read
+        them): a method may screen them without gathering each pair's rows."""
+        return self.keep_candidates(rows[ia], rows[ib], sizes_a, sizes_b)
+
     def table_pairs(self, rep: Representation, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One table's pairs, given the representation: those of :meth:`bucket_pairs`, or of them only those
         :meth:`keep_candidates` keeps where a method screens them as it makes them (:attr:`screens_pairs`; the

@@ -226,10 +226,24 @@ class MinHash(KeyedMethod):
         """With ``minhash.estimate_floor``: the pairs whose estimated unweighted score reaches that fraction
         of the threshold (an overlap score: estimated from the Jaccard estimate and the set sizes,
         ``J (|A| + |B|) / ((1 + J) min(|A|, |B|))``)."""
-        floor = self.config.minhash.estimate_floor
-        if floor is None or self.scores_from != "sets" or sizes_a is None or sizes_b is None:
+        if not self._screens(sizes_a, sizes_b):
             return None
-        j = np.mean(a == b, axis=1)
+        return self._estimate_passes(np.mean(a == b, axis=1), sizes_a, sizes_b)
+
+    def keep_rows(self, rows: np.ndarray, ia: np.ndarray, ib: np.ndarray, sizes_a: np.ndarray | None = None,
+                  sizes_b: np.ndarray | None = None) -> np.ndarray | None:
+        if not self._screens(sizes_a, sizes_b):
+            return None
+        return self._estimate_passes(minhash.agreement(rows, ia, ib), sizes_a, sizes_b)
+
+    def _screens(self, sizes_a: np.ndarray | None, sizes_b: np.ndarray | None) -> bool:
+        return self.config.minhash.estimate_floor is not None and self.scores_from == "sets" \
+            and sizes_a is not None and sizes_b is not None
+
+    def _estimate_passes(self, j: np.ndarray, sizes_a: Any, sizes_b: Any) -> np.ndarray:
+        """The screen of :meth:`keep_candidates`, given the pairs' Jaccard estimates ``j``."""
+        floor = self.config.minhash.estimate_floor
+        assert floor is not None
         if self.score_name.endswith("overlap"):
             sa, sb = np.asarray(sizes_a, dtype=np.float64), np.asarray(sizes_b, dtype=np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -232,3 +232,35 @@ def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
     0.5
     """
     return float(np.mean(sig_a == sig_b))
+
+
+def agreement(rows: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """For each k, the fraction of equal coordinates of signatures ``rows[ia[k]]`` and ``rows[ib[k]]`` (the pair's
+    Jaccard estimate): ``np.mean(rows[ia] == rows[ib], axis=1)`` to the bit, without gathering the rows (at 200k
+    stories the gathers and the comparison took 0.3 s of the 470k candidate pairs' screen).
+
+    >>> agreement(np.array([[1, 2, 3, 4], [1, 2, 0, 0], [9, 9, 9, 9]]), np.array([0, 0]), np.array([1, 2])).tolist()
+    [0.5, 0.0]
+    """
+    rows = np.ascontiguousarray(rows)
+    ia, ib = np.asarray(ia, dtype=np.int64), np.asarray(ib, dtype=np.int64)
+    if rows.ndim != 2 or ia.shape != ib.shape:
+        raise ValueError(f"agreement: rows of signatures and two index arrays of one length, got {rows.shape}, "
+                         f"{ia.shape} and {ib.shape}")
+    counts = _agreement_loop(rows, ia, ib) if pays(ia.size * rows.shape[1]) else \
+        np.count_nonzero(rows[ia] == rows[ib], axis=1)
+    return counts / rows.shape[1]
+
+
+@compiled
+def _agreement_loop(rows: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """The equal coordinates of rows ``ia[k]`` and ``ib[k]``, for each k."""
+    width = rows.shape[1]
+    out = np.empty(ia.size, dtype=np.int64)
+    for k in range(ia.size):
+        a, b = rows[ia[k]], rows[ib[k]]
+        count = 0
+        for j in range(width):
+            count += a[j] == b[j]
+        out[k] = count
+    return out
