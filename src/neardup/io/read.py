@@ -701,7 +701,8 @@ def iter_documents(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[
     cfg = read or ReadConfig()
     id_field, text_field, on_error = cfg.id_field, cfg.text_field, cfg.on_error
     seen: Any = SeenIdHashes() if id_hashes else {}
-    first_line, first_or_add = seen.get if not id_hashes else seen.first_line, seen.setdefault
+    first_line = seen.first_line if id_hashes else seen.get  # both: the line an id was first seen on, or None
+    first_or_add = seen.setdefault  # both: that line, or else the line given, where the id is then recorded
     make = Document
     hash_id = xxhash.xxh3_64_intdigest
     for position, item in enumerate(records, start=1):
