@@ -1,7 +1,7 @@
 """Array operations every stage shares where NumPy's own is slow on this work's arrays.
 
-Owns :func:`distinct` and :func:`ranges`; must not know what the arrays hold (documents, pairs, shingles) nor
-import any other part of neardup.
+Owns :func:`distinct`, :func:`ranges` and :func:`offsets`; must not know what the arrays hold (documents,
+pairs, shingles) nor import any other part of neardup.
 
 NumPy 2.3 on makes ``np.unique(a)`` (no ``return_*``) hash the values into a ``std::unordered_set`` and sort
 what is left: on 100k-10M integers of many distinct values (candidate codes, document indices, shingle
@@ -47,4 +47,16 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
 
 
-__all__ = ["distinct", "ranges"]
+def offsets(sizes: np.ndarray) -> np.ndarray:
+    """The CSR offsets of rows ``sizes`` long, one after the other: 0, then each row's end.
+
+    >>> offsets(np.array([2, 0, 3])).tolist()
+    [0, 2, 2, 5]
+    """
+    sizes = np.asarray(sizes)
+    out = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
+
+
+__all__ = ["distinct", "offsets", "ranges"]

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from neardup.arrays import distinct, ranges
+from neardup.arrays import distinct, offsets as offsets_of, ranges
 from neardup.engine.workdir import load_array, npy_header, save_array
 from neardup.jit import compiled, pays
-from neardup.text.shingle import ShingleSets
+from neardup.text.shingle import ShingleSets, concat_offsets
 from neardup.verify.frequencies import FrequencyTable
 from neardup.verify.overlap import doc_weight_totals, score_pairs
 
@@ -304,10 +304,10 @@ class _Weights:
         self.table.lookup_ranges(tile.values, tile.offsets[at], tile.offsets[at + 1], weights)
         return weights
 
-    def tile_docs(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """The documents of a tile whose weights it looks up, given its pairs' left documents and their right
-        documents in the tile: the left ones, and the right ones too where the totals are summed here."""
-        return distinct(left if self.totals is not None else np.concatenate([left, right]))
+    def tile_docs(self, left: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """The documents of a tile whose weights it looks up, given its pairs' left documents and all it holds
+        (ascending, distinct): the left ones, or all where the totals are summed here."""
+        return distinct(left) if self.totals is not None else held
 
     def totals_of_tile(self, tile: _Tile) -> np.ndarray:
         """The summed weight of each document a tile holds (0 for those whose weights it did not look up)."""
@@ -322,14 +322,7 @@ class _Weights:
         if self.totals is not None:
             return self.totals[docs]
         assert self.table is not None
-        return doc_weight_totals(ShingleSets(values, _offsets(sizes)), self.table.lookup(values))
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    """CSR offsets of rows ``sizes`` long, one after the other."""
-    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    return offsets
+        return doc_weight_totals(ShingleSets(values, offsets_of(sizes)), self.table.lookup(values))
 
 
 class _Tile:
@@ -339,7 +332,7 @@ class _Tile:
     def __init__(self, root: Path, offsets: np.ndarray, docs: np.ndarray, weights: _Weights | None = None,
                  weighed: np.ndarray | None = None) -> None:
         self.docs, self.global_offsets = docs, offsets  # global indices, ascending, distinct
-        self.offsets = _offsets(offsets[docs + 1] - offsets[docs])
+        self.offsets = offsets_of(offsets[docs + 1] - offsets[docs])
         self.values = read_docs(root / "values.npy", offsets, docs)
         self.weights = None
         if weights is not None:
@@ -368,11 +361,10 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
     for ta in distinct(tl):
         in_a = np.flatnonzero(tl == ta)
         tr_a = tr[in_a]
-        own = right[in_a[tr_a == ta]]
-        weighed = None if weights is None else weights.tile_docs(left[in_a], own)
-        a_tile = _Tile(root, offsets, distinct(np.concatenate([left[in_a], own])), weights, weighed)
+        held = distinct(np.concatenate([left[in_a], right[in_a[tr_a == ta]]]))  # its pairs' documents there
+        weighed = None if weights is None else weights.tile_docs(left[in_a], held)
+        a_tile = _Tile(root, offsets, held, weights, weighed)
         a_totals = None if weights is None else weights.totals_of_tile(a_tile)
-        held = a_tile.docs.size
         for tb in distinct(tr_a):
             seg = in_a[tr_a == tb]
             lft = a_tile.at(left[seg])
@@ -386,8 +378,8 @@ def score_tiled(root: str | os.PathLike[str], left: np.ndarray, right: np.ndarra
                 sizes = offsets[others + 1] - offsets[others]
                 other_values = read_docs(root / "values.npy", offsets, others)
                 sets = ShingleSets(_Joined(a_tile.values, other_values),  # type: ignore[arg-type]
-                                   np.concatenate([a_tile.offsets, np.cumsum(sizes) + a_tile.offsets[-1]]))
-                rgt = np.searchsorted(others, right[seg]) + held
+                                   concat_offsets([a_tile.offsets, offsets_of(sizes)]))
+                rgt = np.searchsorted(others, right[seg]) + held.size
                 w = tot = None
                 if weights is not None:
                     assert a_totals is not None

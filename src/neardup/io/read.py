@@ -572,7 +572,7 @@ class SeenIdHashes:
 
     >>> seen = SeenIdHashes()
     >>> for line, key in enumerate(range(10, 200_000, 3), start=1):
-    ...     seen.add(key, line)
+    ...     _ = seen.setdefault(key, line)
     >>> seen.first_line(13), seen.first_line(14), seen.first_line(199_999), len(seen)
     (2, None, 66664, 66664)
     """
@@ -612,15 +612,9 @@ class SeenIdHashes:
                 return int(lines[i])
         return None
 
-    def add(self, key: int, line: int) -> None:
-        """Record the id of hash ``key`` (not seen before) at ``line``."""
-        self._recent[key] = line
-        if len(self._recent) >= self.RECENT:
-            self._flush()
-
     def setdefault(self, key: int, line: int) -> int:
-        """:meth:`first_line` and :meth:`add` in one call, as ``dict.setdefault``: the line where the id of hash
-        ``key`` was seen, or else ``line``, where it is then recorded (``line`` must be new: lines only grow).
+        """As ``dict.setdefault``: the line where the id of hash ``key`` was seen, or else ``line``, where it is
+        then recorded (``line`` must be new: lines only grow). One call checks and records an id.
 
         >>> seen = SeenIdHashes()
         >>> seen.setdefault(5, 1), seen.setdefault(5, 2), seen.setdefault(6, 3), len(seen)

@@ -48,6 +48,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from neardup.arrays import offsets as offsets_of
 from neardup.jit import cores
 from neardup.represent.encoder import Encoder, l2_normalize, require_extra
 
@@ -116,8 +117,7 @@ def chunk_codepoints(texts: Sequence[str], *, pad_chunks: bool = True) -> tuple[
     ((2, 512), [0, 1, 2], [97, 98, 0])
     """
     counts = np.fromiter((chunk_count(len(t), pad_chunks=pad_chunks) for t in texts), np.int64, len(texts))
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    offsets = offsets_of(counts)
     out = np.zeros((int(offsets[-1]), CHUNK_SIZE), dtype=np.uint32)
     flat = out.reshape(-1)
     for i, text in enumerate(texts):

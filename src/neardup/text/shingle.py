@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 import xxhash
 
-from neardup.arrays import ranges
+from neardup.arrays import offsets as offsets_of, ranges
 from neardup.config import ShingleConfig
 from neardup.jit import compiled, pays
 
@@ -200,9 +200,7 @@ class ShingleSets:
         """
         rows = np.asarray(rows, dtype=np.int64)
         sizes = self.offsets[rows + 1] - self.offsets[rows]
-        offsets = np.zeros(rows.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        return ShingleSets(np.asarray(self.values)[self.positions(rows, sizes)], offsets)
+        return ShingleSets(np.asarray(self.values)[self.positions(rows, sizes)], offsets_of(sizes))
 
     @classmethod
     def concat(cls, parts: Sequence[ShingleSets]) -> ShingleSets:

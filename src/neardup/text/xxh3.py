@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup.arrays import offsets as offsets_of
 from neardup.jit import compiled, helper
 
 #: The longest string hashed here: XXH3's "mid-size" inputs end at 240 bytes.
@@ -44,8 +45,7 @@ def word_hashes(units: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.
     >>> h.tolist() == [xxhash.xxh3_64_intdigest(w.encode()) for w in ("ab", "cd", "é")], n.tolist()
     (True, [2, 1])
     """
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     hashes, counts, longer = _word_hashes_loop(np.ascontiguousarray(units, dtype=np.uint32), offsets, _KEYS, MAX_LEN)
     if longer.size:  # words of more than MAX_LEN bytes: xxhash's
         import xxhash
