@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_decisions.py [--quick] [--presets all|clean,ocr-heavy,...] [--json OUT]
                                          [--sample-out SAMPLE.json] [--skip days,spam,newsgroups]
+    python benchmarks/bench_decisions.py --sweep [--quick] [--show SCORE:THRESHOLD] [--json OUT]
 
 Both rules run on the same method, ``auto`` untuned unless a row says otherwise (``neardup.dedup`` with
 ``engine="memory"`` on lists of records; ``cluster__algorithm="components"`` or ``"greedy"``). Measured:
@@ -34,11 +35,31 @@ Three parts:
    ``--sample-out``: 50 random removals (seed 0) of the greedy default, with both texts, for a human to read.
 
 ``--quick``: one day, two presets, a smaller spam corpus, the first 4,000 posts of 20 Newsgroups.
+
+``--sweep``: what counts as a copy on clean text, by score and threshold, instead of the three parts. The
+representation ``auto`` resolves to on clean text (:func:`neardup.calibrate.choose`: ``method="minhash"``,
+word 4-grams, every other setting the method's default; checked against ``resolve`` before the sweep), the
+greedy rule, ``verify__score`` in :data:`SWEEP_SCORES` and the thresholds :data:`SWEEP_THRESHOLDS`; each
+corpus is represented once (:func:`neardup.pipeline.prepare`) and re-run per setting
+(:func:`neardup.pipeline.run_prepared`, which gives what ``neardup.dedup`` gives: checked on 20 Newsgroups).
+
+* the five labelled days under :data:`SWEEP_PRESETS` (the same fixed settings on every preset, also where
+  ``auto`` would lower the threshold or pick character shingles): mean ARI over days and presets, pooled
+  removal precision, and pooled recall: the share of the documents that are not the first of their true
+  cluster that were removed (and, in brackets, correct removals over those documents);
+* 20 Newsgroups: the removal rate, and for every removal the share of the removed post's body words (the
+  header block, lines up to the first empty line, dropped) that lie inside passages it shares with its kept
+  document (:func:`neardup.verify.passages.passage_table`, runs of 4 words or more, up to 256 passages);
+  the share of removals whose body is covered 80% and 90%. In brackets, the same with an order-free check:
+  a body word is covered when a word 4-gram holding it is one of the kept document's word 4-grams;
+* ``--show SCORE:THRESHOLD`` (default: the recommendation printed with the tables): 10 random removals
+  (seed 0) at that setting, their coverage and the first 300 characters of their body, for a human to read.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import random
@@ -253,7 +274,7 @@ def unlinked_by_pairs(labels: np.ndarray, left: np.ndarray, right: np.ndarray) -
     return int((~np.isin(wanted, keys)).sum())
 
 
-def run_newsgroups(limit: int | None, sample_out: Path | None, n_sample: int = 50) -> list[dict[str, Any]]:
+def load_newsgroups(limit: int | None) -> list[dict[str, str]]:
     recs = []
     with gzip.open(data_dir() / "20newsgroups" / "docs.jsonl.gz", "rt", encoding="utf-8") as f:
         for line in f:
@@ -261,6 +282,11 @@ def run_newsgroups(limit: int | None, sample_out: Path | None, n_sample: int = 5
             recs.append({"id": rec["id"], "text": rec["text"]})
             if limit is not None and len(recs) >= limit:
                 break
+    return recs
+
+
+def run_newsgroups(limit: int | None, sample_out: Path | None, n_sample: int = 50) -> list[dict[str, Any]]:
+    recs = load_newsgroups(limit)
     runs = [("components", {"cluster__algorithm": "components"}),
             ("greedy (default)", {"cluster__algorithm": "greedy"}),
             ("greedy, weighted-jaccard", {"cluster__algorithm": "greedy", "verify__score": "weighted-jaccard"})]
@@ -310,6 +336,352 @@ def newsgroups_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- --sweep: what counts as a copy on clean text
+
+#: The presets of clean text the sweep scores on the labelled days.
+SWEEP_PRESETS = ("clean", "web-aggregator", "ocr-light", "typos")
+SWEEP_SCORES = ("weighted-overlap", "weighted-jaccard")
+SWEEP_THRESHOLDS = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+#: What ``auto`` resolves to on clean text (neardup.calibrate.choose), less the threshold.
+WORD4 = {"method": "minhash", "shingle__char": False, "shingle__n": 4}
+#: The fewest words of a shared passage that counts towards a removed post's coverage, and the most passages.
+COVER_WORDS = 4
+COVER_PASSAGES = 256
+#: Coverage levels reported, and the share of removals at the first that stands for 48 of 50 true copies.
+COVER_LEVELS = (0.8, 0.9)
+COPY_SHARE = 0.96
+_BLANK = re.compile(r"\n[ \t]*\n")
+
+
+def sweep_config(score: str, threshold: float) -> Any:
+    from neardup.api import make_config
+
+    return make_config(**WORD4, threshold=threshold, verify__score=score, cluster__algorithm="greedy")
+
+
+def check_word4(texts: list[str]) -> dict[str, Any]:
+    """The configuration ``auto`` resolves to on ``texts`` (clean text) is :data:`WORD4` at its threshold, setting
+    for setting: else the sweep would not measure the default, and stops."""
+    from neardup.api import make_config
+    from neardup.calibrate import resolve
+
+    auto = resolve(make_config("auto", cluster__algorithm="greedy"), texts)
+    ours = sweep_config(str(auto.verify.score), float(auto.threshold))  # type: ignore[arg-type]
+    fields = [f.name for f in dataclasses.fields(auto) if f.name != "calibration"]
+    differ = [f for f in fields if getattr(auto, f) != getattr(ours, f)]
+    if differ:
+        raise SystemExit(f"bench_decisions --sweep: auto resolves to settings other than {WORD4} on clean text: "
+                         f"{differ}")
+    return {"score": auto.verify.score, "threshold": auto.threshold, "choice": auto.calibration["choice"]}
+
+
+def corpus_of(recs: list[dict[str, str]]) -> Any:
+    """The corpus ``neardup.dedup`` reads from a list of records."""
+    from neardup.api import _corpus, make_read
+
+    return _corpus(recs, make_read())
+
+
+def recall_counts(labels: np.ndarray, truth: list[Any]) -> tuple[int, int]:
+    """True duplicates (documents that are not the first of their true cluster) and how many were removed."""
+    seen: set[Any] = set()
+    dups = removed = 0
+    for i, t in enumerate(truth):
+        if t is None:
+            continue
+        if t in seen:
+            dups += 1
+            removed += int(labels[i] != i)
+        seen.add(t)
+    return dups, removed
+
+
+def sweep_days(days: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """Every (score, threshold) on every day under every preset of :data:`SWEEP_PRESETS`, each noisy day
+    represented once; and ``auto`` as shipped (greedy) on each, for reference. Also the coverage (as on 20
+    Newsgroups, of the whole text: a story has no header block) of every removal at the default, weighted-overlap
+    0.45, and whether it was correct."""
+    from neardup.pipeline import prepare, run_prepared
+
+    root = data_dir()
+    clean = {d: load_any(root / DAYS5[d]) for d in days}
+    for d, data in clean.items():
+        data.name = d
+    check = check_word4(list(clean[days[0]].corpus.texts))
+    rows, covered = [], []
+    for preset in SWEEP_PRESETS:
+        for day, data in clean.items():
+            t0 = time.perf_counter()
+            corpus_in = noisy(data, preset).corpus
+            truth = list(corpus_in.labels)
+            recs = records(list(corpus_in.ids), list(corpus_in.texts))
+            corpus = corpus_of(recs)
+            prep = prepare(corpus, sweep_config(SWEEP_SCORES[0], SWEEP_THRESHOLDS[0]))
+            auto = neardup.dedup(recs, engine="memory", method="auto", cluster__algorithm="greedy")
+            params = auto.summary.get("params", {})
+            rows.append({"preset": preset, "day": day, "score": "auto", "threshold": params.get("threshold"),
+                         "resolved": f"{'char' if params['shingle']['char'] else 'word'} {params['shingle']['n']}"
+                                     f"-grams",
+                         **decisions(auto.clusters.labels, truth),
+                         **dict(zip(("dups", "dups_removed"), recall_counts(auto.clusters.labels, truth)))})
+            for score in SWEEP_SCORES:
+                for threshold in SWEEP_THRESHOLDS:
+                    labels = run_prepared(prep, sweep_config(score, threshold)).clusters.labels
+                    if (score, threshold) == (SWEEP_SCORES[0], SWEEP_THRESHOLDS[0]):
+                        gone = np.flatnonzero(labels != np.arange(labels.size))
+                        cover = Coverage(list(corpus.texts), headers=False)
+                        for i, (c, _) in zip(gone.tolist(), cover.of(gone, labels[gone]).tolist()):
+                            covered.append({"preset": preset, "day": day, "coverage": c,
+                                            "correct": truth[i] is not None and truth[i] == truth[int(labels[i])]})
+                    rows.append({"preset": preset, "day": day, "score": score, "threshold": threshold,
+                                 **decisions(labels, truth),
+                                 **dict(zip(("dups", "dups_removed"), recall_counts(labels, truth)))})
+            print(f"  sweep {preset:16s} {day:7s} {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return rows, check, covered
+
+
+def pooled_days(rows: list[dict[str, Any]]) -> dict[str, float]:
+    removed, correct = sum(r["removed"] for r in rows), sum(r["correct"] for r in rows)
+    dups, gone = sum(r["dups"] for r in rows), sum(r["dups_removed"] for r in rows)
+    return {"ari": float(np.mean([r["ari"] for r in rows])), "removed": removed, "correct": correct,
+            "precision": correct / removed if removed else float("nan"), "dups": dups,
+            "recall": correct / dups if dups else float("nan"), "recall_literal": gone / dups if dups else float("nan")}
+
+
+def body_start(text: str) -> int:
+    """Where a post's body begins: after its header block (the lines up to the first empty line); a post
+    without an empty line is all header."""
+    m = _BLANK.search(text)
+    return m.end() if m else len(text)
+
+
+class Coverage:
+    """The share of a removed post's body words inside passages it shares with its kept post, per pair
+    (cached: the same pairs recur across settings), by passages and by the order-free 4-gram check."""
+
+    def __init__(self, texts: list[str], headers: bool = True) -> None:
+        from neardup.verify.passages import words_of
+
+        self.texts = texts
+        self.words = words_of(texts)
+        self.body = np.array([body_start(t) if headers else 0 for t in texts], dtype=np.int64)
+        self.cache: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def _body_words(self, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        hashes, starts, ends = self.words.of(d)
+        first = int(np.searchsorted(starts, self.body[d]))
+        return hashes, starts, ends, first
+
+    def of(self, removed: np.ndarray, kept: np.ndarray) -> np.ndarray:
+        """``(passages, 4-grams)`` coverage of each pair ``(removed[p], kept[p])``: shape ``(pairs, 2)``; NaN
+        where the removed post has no body word."""
+        from neardup.verify.passages import passage_table
+
+        pairs = list(zip(removed.tolist(), kept.tolist()))
+        new = sorted({p for p in pairs if p not in self.cache})
+        if new:
+            a = np.array([p[0] for p in new], dtype=np.int64)
+            b = np.array([p[1] for p in new], dtype=np.int64)
+            table = passage_table(self.texts, a, b, self.words, max_passages=COVER_PASSAGES, min_words=COVER_WORDS)
+            spans: list[list[tuple[int, int]]] = [[] for _ in new]
+            for q, lo, hi in zip(table.pair.tolist(), table.left_start.tolist(), table.left_end.tolist()):
+                spans[q].append((lo, hi))
+            for q, (d, k) in enumerate(new):
+                self.cache[d, k] = (self._by_passages(d, spans[q]), self._by_grams(d, k))
+        return np.array([self.cache[p] for p in pairs], dtype=np.float64).reshape(-1, 2)
+
+    def _by_passages(self, d: int, spans: list[tuple[int, int]]) -> float:
+        _, starts, ends, first = self._body_words(d)
+        starts, ends = starts[first:], ends[first:]
+        if starts.size == 0:
+            return float("nan")
+        covered = np.zeros(starts.size, dtype=bool)
+        for lo, hi in spans:
+            covered |= (starts >= lo) & (ends <= hi)
+        return float(covered.mean())
+
+    def _by_grams(self, d: int, k: int, n: int = COVER_WORDS) -> float:
+        hashes, _, _, first = self._body_words(d)
+        if hashes.size - first <= 0:
+            return float("nan")
+        theirs, _, _ = self.words.of(k)
+        grams = {tuple(theirs[i : i + n].tolist()) for i in range(theirs.size - n + 1)}
+        mine = hashes.tolist()
+        covered = np.zeros(len(mine), dtype=bool)
+        for i in range(len(mine) - n + 1):
+            if tuple(mine[i : i + n]) in grams:
+                covered[i : i + n] = True
+        return float(covered[first:].mean())
+
+
+def sweep_newsgroups(limit: int | None) -> tuple[list[dict[str, Any]], Any, Any, Coverage]:
+    """Every (score, threshold) on 20 Newsgroups: removals and their coverage. The prepared corpus and the
+    coverage cache come back for :func:`show_removals`."""
+    from neardup.pipeline import prepare, run_prepared
+
+    recs = load_newsgroups(limit)
+    corpus = corpus_of(recs)
+    prep = prepare(corpus, sweep_config(SWEEP_SCORES[0], SWEEP_THRESHOLDS[0]))
+    cover = Coverage(list(corpus.texts))
+    n = len(corpus)
+    rows = []
+    for score in SWEEP_SCORES:
+        for threshold in SWEEP_THRESHOLDS:
+            t0 = time.perf_counter()
+            labels = run_prepared(prep, sweep_config(score, threshold)).clusters.labels
+            if score == "weighted-overlap" and threshold == 0.45:  # the default, as neardup.dedup runs it
+                direct = neardup.dedup(recs, engine="memory", method="auto", cluster__algorithm="greedy")
+                if not np.array_equal(direct.clusters.labels, labels):
+                    raise SystemExit("bench_decisions --sweep: run_prepared differs from neardup.dedup on "
+                                     "20 Newsgroups")
+            removed = np.flatnonzero(labels != np.arange(n))
+            cov = cover.of(removed, labels[removed])
+            row = {"score": score, "threshold": threshold, "docs": n, "removed": int(removed.size),
+                   "removal_rate": removed.size / n, "no_body": int(np.isnan(cov[:, 0]).sum())}
+            for level in COVER_LEVELS:
+                for j, how in enumerate(("passages", "grams")):
+                    hits = int((cov[:, j] >= level).sum())  # NaN (no body word) is never a copy
+                    row[f"{how}_{level}"] = hits / removed.size if removed.size else float("nan")
+            rows.append(row)
+            print(f"  sweep 20ng {score} {threshold}: removed {removed.size} "
+                  f"copies(.8) {row['passages_0.8']:.3f} ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr, flush=True)
+    return rows, prep, recs, cover
+
+
+def recommend(table: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The setting that meets both aims, or None: 20 Newsgroups' removals copies (80% covered) in
+    :data:`COPY_SHARE` of cases, and Reuters ARI and pooled removal precision no lower than the default's
+    (weighted-overlap 0.45, the first row); among those, the highest Reuters recall, then ARI. And the setting
+    that meets the first aim with the highest Reuters ARI (then recall), or None."""
+    base = table[0]
+    copies = [r for r in table if r["ng"]["passages_0.8"] >= COPY_SHARE]
+    fit = [r for r in copies if r["days"]["ari"] >= base["days"]["ari"] - 1e-9
+           and r["days"]["precision"] >= base["days"]["precision"] - 1e-9]
+    both = max(fit, key=lambda r: (r["days"]["recall"], r["days"]["ari"], -r["threshold"])) if fit else None
+    first = max(copies, key=lambda r: (r["days"]["ari"], r["days"]["recall"], -r["threshold"])) if copies else None
+    return both, first
+
+
+def sweep_tables(day_rows: list[dict[str, Any]], ng_rows: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    table = []
+    for score in SWEEP_SCORES:
+        for threshold in SWEEP_THRESHOLDS:
+            mine = [r for r in day_rows if r["score"] == score and r["threshold"] == threshold]
+            ng = next(r for r in ng_rows if r["score"] == score and r["threshold"] == threshold)
+            table.append({"score": score, "threshold": threshold, "days": pooled_days(mine),
+                          "per_preset": {p: pooled_days([r for r in mine if r["preset"] == p]) for p in SWEEP_PRESETS},
+                          "ng": ng})
+    auto_rows = [r for r in day_rows if r["score"] == "auto"]
+    auto = pooled_days(auto_rows)
+    lines = []
+    for score in SWEEP_SCORES:
+        lines += [f"### {score} (word 4-grams, minhash, greedy)\n",
+                  "| threshold | Reuters ARI (4 presets mean) | Reuters removal precision (correct/removed) "
+                  "| Reuters recall (non-first removed) | 20ng removal rate "
+                  "| 20ng removals with body coverage >= .8 (4-gram check) | >= .9 (4-gram check) |",
+                  "| ---: |" + " ---: |" * 6]
+        for r in (r for r in table if r["score"] == score):
+            d, ng = r["days"], r["ng"]
+            lines.append(f"| {r['threshold']:.2f} | {d['ari']:.4f} | {fmt(d['precision'])} "
+                         f"({d['correct']}/{d['removed']}) | {fmt(d['recall'])} ({fmt(d['recall_literal'])}) | "
+                         f"{100 * ng['removal_rate']:.2f}% ({ng['removed']}) | "
+                         f"{fmt(ng['passages_0.8'])} ({fmt(ng['grams_0.8'])}) | "
+                         f"{fmt(ng['passages_0.9'])} ({fmt(ng['grams_0.9'])}) |")
+        lines.append(f"| auto as shipped | {auto['ari']:.4f} | {fmt(auto['precision'])} ({auto['correct']}/"
+                     f"{auto['removed']}) | {fmt(auto['recall'])} ({fmt(auto['recall_literal'])}) | | | |")
+        lines.append("")
+    lines += ["### Per preset: ARI (mean over days) / removed / correct\n",
+              "| score | threshold | " + " | ".join(SWEEP_PRESETS) + " |",
+              "| --- | ---: |" + " ---: |" * len(SWEEP_PRESETS)]
+    for r in table:
+        lines.append(f"| {r['score']} | {r['threshold']:.2f} | " + " | ".join(
+            f"{r['per_preset'][p]['ari']:.4f} / {r['per_preset'][p]['removed']} / {r['per_preset'][p]['correct']}"
+            for p in SWEEP_PRESETS) + " |")
+    resolved = {p: sorted({f"{r['resolved']} t={r['threshold']}" for r in auto_rows if r["preset"] == p})
+                for p in SWEEP_PRESETS}
+    lines.append("| auto as shipped | | " + " | ".join(
+        f"{pooled_days([r for r in auto_rows if r['preset'] == p])['ari']:.4f} / "
+        f"{pooled_days([r for r in auto_rows if r['preset'] == p])['removed']} / "
+        f"{pooled_days([r for r in auto_rows if r['preset'] == p])['correct']}" for p in SWEEP_PRESETS) + " |")
+    lines.append("\nauto as shipped resolved to: " + "; ".join(f"{p}: {', '.join(v)}" for p, v in resolved.items()))
+    return "\n".join(lines), table
+
+
+def show_removals(prep: Any, recs: list[dict[str, str]], cover: Coverage, score: str, threshold: float,
+                  k: int = 10, chars: int = 300) -> str:
+    from neardup.pipeline import run_prepared
+
+    result = run_prepared(prep, sweep_config(score, threshold))
+    c = result.clusters
+    n = c.labels.size
+    links = c.link_scores_of(0, n)
+    gone = np.flatnonzero(c.labels != np.arange(n)).tolist()
+    picked = sorted(random.Random(0).sample(gone, min(k, len(gone))))
+    cov = cover.of(np.array(picked, dtype=np.int64), c.labels[picked])
+    out = [f"### {k} random removals (seed 0) at {score} >= {threshold}\n"]
+    for i, (by_passages, by_grams) in zip(picked, cov.tolist()):
+        kept = int(c.labels[i])
+        body = recs[i]["text"][cover.body[i]:]
+        out.append(f"- **{recs[i]['id']}** removed for **{recs[kept]['id']}** (score {links[i]:.3f}, body coverage "
+                   f"{by_passages:.2f}, 4-gram check {by_grams:.2f}):\n\n```\n{body[:chars]}\n```\n")
+    return "\n".join(out)
+
+
+def run_sweep(args: argparse.Namespace) -> None:
+    t0 = time.perf_counter()
+    days = ["31-MAR"] if args.quick else list(DAYS5)
+    day_rows, check, covered = sweep_days(days)
+    ng_rows, prep, recs, cover = sweep_newsgroups(4000 if args.quick else None)
+    text, table = sweep_tables(day_rows, ng_rows)
+    print(f"## What counts as a copy on clean text: score x threshold (greedy)\n")
+    print(f"auto on clean text ({days[0]}) resolves to {check['choice']} with verify score {check['score']}: the "
+          f"sweep's settings, less score and threshold (checked setting for setting).")
+    print(f"Reuters: days {', '.join(days)} under {', '.join(SWEEP_PRESETS)} (the same fixed settings on every "
+          f"preset); ARI: mean over days and presets; precision and recall pooled. Recall: correct removals (kept "
+          f"document in the same true cluster) / documents that are not the first of their true cluster "
+          f"({table[0]['days']['dups']}), i.e. the share of true duplicates removed; in brackets the documents that "
+          f"are not the first of their true cluster and were removed, over the same (lower: greedy keeps the longest "
+          f"of a cluster, often not its first). 20 Newsgroups: {ng_rows[0]['docs']} posts, every removal; "
+          f"body coverage: share of the removed post's body words (after its header block) inside passages of "
+          f">= {COVER_WORDS} words it shares with its kept post (passage_table); in brackets the order-free "
+          f"word 4-gram check.\n")
+    print(text)
+    print("\nThe same coverage of the Reuters removals at weighted-overlap 0.45 (whole text), pooled over days:\n")
+    print("| preset | correct removals | covered >= .8 | >= .9 | wrong removals | covered >= .8 | >= .9 |")
+    print("| --- |" + " ---: |" * 6)
+    for preset in (*SWEEP_PRESETS, "all"):
+        mine = [r for r in covered if preset in ("all", r["preset"])]
+        cells = []
+        for ok in (True, False):
+            cov = np.array([r["coverage"] for r in mine if r["correct"] == ok], dtype=np.float64)
+            cells += [str(cov.size), *(fmt(float((cov >= level).mean())) if cov.size else "n/a"
+                                       for level in COVER_LEVELS)]
+        print(f"| {preset} | " + " | ".join(cells) + " |")
+    best, first = recommend(table)
+    print(f"\nRecommendation rule: 20ng removals with body coverage >= .8 at least {COPY_SHARE} (48 of 50), "
+          f"Reuters ARI and pooled precision at least weighted-overlap 0.45's; then highest Reuters recall, ARI.")
+    print("meets both: " + (f"{best['score']} >= {best['threshold']}" if best else "none"))
+    print("meets the 20ng aim with the highest Reuters ARI: " + (
+        f"{first['score']} >= {first['threshold']} (Reuters ARI {first['days']['ari']:.4f}, precision "
+        f"{fmt(first['days']['precision'])}, recall {fmt(first['days']['recall'])})" if first else "none"))
+    best = best or first
+    if args.show:
+        score, threshold = args.show.rsplit(":", 1)
+        shown = (score, float(threshold))
+    elif best:
+        shown = (best["score"], best["threshold"])
+    else:
+        shown = None
+    if shown:
+        print()
+        print(show_removals(prep, recs, cover, *shown))
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps({"days": day_rows, "newsgroups": ng_rows, "table": table, "check": check,
+                                         "reuters_coverage": covered, "recommended": best}, indent=1, default=str))
+
+
 # ---------------------------------------------------------------- main
 
 def main() -> None:
@@ -323,7 +695,16 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every row as JSON here")
     ap.add_argument("--sample-out", type=Path, help="write 50 random removals of the greedy default on 20 Newsgroups "
                                                     "(seed 0, both texts) as JSON here")
+    ap.add_argument("--sweep", action="store_true", help="instead of the three parts: score x threshold of word "
+                                                          "4-grams on the labelled days and 20 Newsgroups")
+    ap.add_argument("--show", help="--sweep: show 10 random 20 Newsgroups removals at SCORE:THRESHOLD "
+                                   "(default: the recommended setting)")
     args = ap.parse_args()
+    if args.sweep:
+        if not (data_dir() / DAYS5["2-MAR"]).exists():
+            sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
+        run_sweep(args)
+        return
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if not (data_dir() / DAYS5["2-MAR"]).exists():
         sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
