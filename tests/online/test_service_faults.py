@@ -44,7 +44,8 @@ def test_health_answers_503_with_a_reason_when_the_store_is_damaged(filled_store
     r = client.get("/health")
     assert r.status_code == 503, r.text
     body = r.json()
-    assert body["status"] == "unavailable" and "malformed" in body["detail"] and str(filled_store) in body["detail"]
+    assert body["status"] == "unavailable" and "malformed" in body["detail"]
+    assert str(filled_store) not in r.text and filled_store.name not in r.text  # the location is for the log only
     codes = {client.get(f"/documents/d{i}").status_code for i in range(0, 300, 7)}
     assert codes <= {200, 503}
     if damage == "overwrite":  # the first documents live in the first pages: still readable

@@ -245,6 +245,7 @@ def serve_command(
     max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="Largest request body accepted (413 above).")] = 10 * 1024 * 1024,
     max_batch: Annotated[int, typer.Option("--max-batch", help="Most documents in one POST (413 above).")] = 1000,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+    allowed_host: Annotated[Optional[list[str]], typer.Option("--allowed-host", help="Another name clients reach the server by, allowed in the Host header (repeatable). Without a token only localhost, loopback addresses and --host are (421 otherwise: DNS rebinding); with a token the Host is checked only when this is given.")] = None,
 ) -> None:
     """Run the HTTP service: POST /documents answers original or duplicate at once."""
 
@@ -252,7 +253,7 @@ def serve_command(
         from neardup.online.service import serve
 
         serve(store, host=host, port=port, token=token, config=online_config(settings), max_body_bytes=max_body_bytes,
-              max_batch=max_batch, log_level=log_level)
+              max_batch=max_batch, log_level=log_level, allowed_hosts=allowed_host or ())
 
     _guard(go)
 

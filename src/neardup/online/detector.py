@@ -44,6 +44,16 @@ Rules:
   Deleting an original removes it and promotes its earliest remaining duplicate to original (its
   score, match and evidence are cleared); every other duplicate is re-pointed to the promoted one.
   A deleted document is gone (text, keys): it can no longer be matched, and its id can be reused.
+* what a document may hold: an ``id`` (a string, or an integer taken as its decimal string) of 1 to
+  1024 characters, a ``text`` string, and metadata that JSON can write back as it came: strings of
+  valid Unicode, finite numbers (no NaN or Infinity), integers of at most :data:`MAX_INT_DIGITS` digits,
+  nested at most :data:`MAX_DEPTH` levels; and, in a store that cannot hold it (PostgreSQL), no NUL
+  character (U+0000) in the id, the text or the metadata. Anything else is an :class:`InvalidDocument`
+  naming the field, and nothing is stored.
+
+Thread-safety: the settings a ``method="auto"`` detector resolves on its first documents (config,
+candidate step and preparer) are built together and published as one object (:class:`Resolved`), under
+the lock; a reader takes that object once, so no thread ever sees a config without its preparer.
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import threading
 import time
 from collections import defaultdict, deque
@@ -87,6 +98,13 @@ from neardup.online.settings import (  # noqa: F401 - re-exported: the settings 
 from neardup.online.store import DocRecord, Store, count_votes
 from neardup.online.verify import Scored, choose, evidence, prefix_of, update_reason
 from neardup.online.verify import overlap as overlap_score
+
+
+MAX_DEPTH = 64  # levels of lists and objects inside one metadata field
+MAX_INT_DIGITS = 4300  # Python's default limit on converting integers to text (longer ones cannot be written)
+MAX_ID_CHARS = 1024
+_INT_LIMIT = 10 ** MAX_INT_DIGITS
+_ID_INT_LIMIT = 10 ** MAX_ID_CHARS
 
 
 class ConflictError(ValueError):
@@ -229,24 +247,23 @@ class Preparer:
     neardup.online.detector.InvalidDocument: item 0: field 'text': field required
     """
 
-    def __init__(self, config: OnlineConfig, step: CandidateStep) -> None:
+    def __init__(self, config: OnlineConfig, step: CandidateStep, holds_nul: bool = True) -> None:
         self.config = config
         self.step = step
+        self.holds_nul = holds_nul  # False: refuse U+0000 (the store cannot hold it)
 
     def one(self, doc_id: Any, text: Any, metadata: Mapping[str, Any] | None = None,
             index: int | None = None) -> PreparedDoc:
         """One document (``index``: its place in a batch, named by errors)."""
-        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-            raise InvalidDocument(f"must be a string or integer, got {type(doc_id).__name__}", "id", index)
+        if problem := id_problem(doc_id):
+            raise InvalidDocument(problem, "id", index)
         doc_id = str(doc_id)
-        if not doc_id or len(doc_id) > 1024:
-            raise InvalidDocument("must be 1 to 1024 characters", "id", index)
         if not isinstance(text, str):
             raise InvalidDocument(f"must be a string, got {type(text).__name__}", "text", index)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidDocument(f"must be an object, got {type(metadata).__name__}", "metadata", index)
         for name, value in (("id", doc_id), ("text", text), *(metadata or {}).items()):
-            if problem := _not_text(name) or _not_text(value):
+            if problem := value_problem(name, self.holds_nul) or value_problem(value, self.holds_nul):
                 raise InvalidDocument(problem, str(name), index)
         features = featurize(text, self.config.n, self.config.normalize, bool(self.config.char))
         probe = self.step.probe(features)
@@ -278,15 +295,61 @@ def _texts_of(docs: Iterable[DocItem]) -> list[str]:
     return out
 
 
-def _not_text(value: Any) -> str | None:
-    """Why a value (a string, or the strings inside a list or object) is not valid Unicode text, or None."""
-    if isinstance(value, str):
-        return text_problem(value)
-    if isinstance(value, Mapping):
-        return next((p for k, v in value.items() if (p := _not_text(k) or _not_text(v))), None)
-    if isinstance(value, (list, tuple)):
-        return next((p for v in value if (p := _not_text(v))), None)
+def id_problem(doc_id: Any) -> str | None:
+    """Why ``doc_id`` cannot be an id (a string or an integer of 1 to 1024 characters), or None.
+
+    >>> id_problem(7), id_problem(""), id_problem(True)
+    (None, 'must be 1 to 1024 characters', 'must be a string or integer, got bool')
+    >>> id_problem(10 ** 5000)  # never turned into text: Python refuses more than 4300 digits
+    'must be 1 to 1024 characters (an integer of more than 1024 digits)'
+    """
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        return f"must be a string or integer, got {type(doc_id).__name__}"
+    if isinstance(doc_id, int) and abs(doc_id) >= _ID_INT_LIMIT:
+        return f"must be 1 to {MAX_ID_CHARS} characters (an integer of more than {MAX_ID_CHARS} digits)"
+    if not 0 < len(str(doc_id)) <= MAX_ID_CHARS:
+        return f"must be 1 to {MAX_ID_CHARS} characters"
     return None
+
+
+def value_problem(value: Any, holds_nul: bool = True, depth: int = 0) -> str | None:
+    """Why a value (or a string, number, list or object inside it) cannot be stored and read back as it
+    came, or None: a lone surrogate, a NUL where the store cannot hold one, NaN or Infinity, an integer
+    of more than :data:`MAX_INT_DIGITS` digits, lists or objects nested over :data:`MAX_DEPTH` levels.
+
+    >>> value_problem({"a": [1, 2.5, "x"]}) is None
+    True
+    >>> value_problem(float("nan"))
+    'must be a finite number, got nan (NaN and Infinity are not JSON)'
+    >>> value_problem("a\\x00b", holds_nul=False)
+    'holds a NUL character (U+0000) at character 1: the store cannot hold it (PostgreSQL text and JSON cannot)'
+    """
+    if isinstance(value, str):
+        if not holds_nul and "\x00" in value:
+            return (f"holds a NUL character (U+0000) at character {value.index(chr(0))}: "
+                    "the store cannot hold it (PostgreSQL text and JSON cannot)")
+        return text_problem(value)
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"must be a finite number, got {value} (NaN and Infinity are not JSON)"
+    if isinstance(value, int):
+        return None if abs(value) < _INT_LIMIT else f"integer of more than {MAX_INT_DIGITS} digits: too large"
+    if isinstance(value, (Mapping, list, tuple)):
+        if depth >= MAX_DEPTH:
+            return f"lists and objects nested more than {MAX_DEPTH} levels deep"
+        items = value.items() if isinstance(value, Mapping) else ((None, v) for v in value)
+        for k, v in items:
+            if problem := value_problem(k, holds_nul) or value_problem(v, holds_nul, depth + 1):
+                return problem
+    return None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The settings a detector uses and what is built from them: published together, as one object."""
+
+    config: OnlineConfig
+    step: CandidateStep
+    preparer: Preparer
 
 
 class _Batch:
@@ -363,10 +426,8 @@ class Detector:
                  latency_window: int = 10_000) -> None:
         self.store = store
         self.requested = config or OnlineConfig()
-        self.config = self.requested
         self._custom_step = step
-        self.step: CandidateStep | None = None  # set once the settings are resolved
-        self.preparer: Preparer | None = None
+        self._resolved: Resolved | None = None  # set once, as one object, when the settings are resolved
         self.calibration: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self.latencies: deque[float] = deque(maxlen=latency_window)
@@ -383,13 +444,43 @@ class Detector:
     def needs_calibration(self) -> bool:
         """True while a ``method="auto"`` detector's store holds no settings yet: the first documents
         added (or :meth:`calibrate`) choose them."""
-        return not self.config.resolved
+        return self._resolved is None
+
+    @property
+    def config(self) -> OnlineConfig:
+        """The settings in use (the requested ones until a ``method="auto"`` detector is calibrated)."""
+        resolved = self._resolved
+        return self.requested if resolved is None else resolved.config
+
+    @property
+    def step(self) -> CandidateStep | None:
+        """The candidate step (None until the settings are resolved)."""
+        resolved = self._resolved
+        return None if resolved is None else resolved.step
+
+    @property
+    def preparer(self) -> Preparer | None:
+        """Checks and featurizes documents with these settings (None until they are resolved)."""
+        resolved = self._resolved
+        return None if resolved is None else resolved.preparer
 
     def _use(self, config: OnlineConfig) -> None:
-        self.config = config
-        self.step = self._custom_step or make_step(config)
-        self.preparer = Preparer(config, self.step)
-        self._check_settings()
+        """Build the step and preparer of ``config``, check it against the store, then publish all three
+        in one assignment (readers outside the lock see the old state or the whole new one)."""
+        step = self._custom_step or make_step(config)
+        resolved = Resolved(config, step, Preparer(config, step, holds_nul=self.store.holds_nul))
+        self._check_settings(config)
+        self._resolved = resolved
+
+    def _ready(self, texts: Iterable[str]) -> Resolved:
+        """The resolved settings, calibrating on ``texts`` first if there are none yet (double-checked:
+        a look without the lock, then :meth:`calibrate` looks again under it)."""
+        resolved = self._resolved
+        if resolved is None:
+            self.calibrate(texts)
+            resolved = self._resolved
+            assert resolved is not None
+        return resolved
 
     def _adopt_stored(self) -> bool:
         """Use the settings the store holds (its calibration, or what it was built with), if any."""
@@ -399,9 +490,9 @@ class Detector:
         choice = stored_choice(meta, self.store.counts()["documents"] > 0)
         if choice is None:
             return False
+        self._use(apply(self.requested, choice))
         if "calibration" in meta:
             self.calibration = json.loads(meta["calibration"])
-        self._use(apply(self.requested, choice))
         return True
 
     def calibrate(self, texts: Iterable[str]) -> dict[str, Any] | None:
@@ -417,12 +508,12 @@ class Detector:
                 if not self._adopt_stored():  # another process may have calibrated the store meanwhile
                     config, record = resolve(self.requested, texts)
                     self.store.write_meta("calibration", json.dumps(record, sort_keys=True))
-                    self.calibration = record
                     self._use(config)
+                    self.calibration = record
         return self.calibration
 
-    def _check_settings(self) -> None:
-        wanted = self.config.key_settings()
+    def _check_settings(self, config: OnlineConfig) -> None:
+        wanted = config.key_settings()
         with self._lock, self.store.transaction():
             meta = self.store.read_meta()
             stored = json.loads(meta["key_settings"]) if "key_settings" in meta else None
@@ -433,7 +524,7 @@ class Detector:
                     raise ConfigError(f"{self.store.location}: the store was built with other settings: "
                                       f"{'; '.join(diffs)}. Use the same settings or a new store.")
                 self.store.write_meta("key_settings", json.dumps(wanted, sort_keys=True))
-            self.store.write_meta("config", json.dumps(self.config.to_dict(), sort_keys=True))
+            self.store.write_meta("config", json.dumps(config.to_dict(), sort_keys=True))
 
     # -- adding ---------------------------------------------------------------------------------
 
@@ -443,9 +534,8 @@ class Detector:
         The answer is returned only after the document is durably stored.
         """
         t0 = time.perf_counter()
-        if self.needs_calibration:
-            self.calibrate([text] if isinstance(text, str) else [])
-        return self._add([self.preparer.one(doc_id, text, metadata)], t0)[0]
+        resolved = self._ready([text] if isinstance(text, str) else [])
+        return self._add([resolved.preparer.one(doc_id, text, metadata)], t0)[0]
 
     def add_many(self, docs: Iterable[DocItem]) -> list[Answer]:
         """Add several documents in one transaction (all or nothing), in the given order.
@@ -458,10 +548,11 @@ class Detector:
         time from the call to the commit.
         """
         t0 = time.perf_counter()
-        if self.needs_calibration:
+        resolved = self._resolved
+        if resolved is None:
             docs = list(docs)
-            self.calibrate(_texts_of(docs))
-        return self._add(self.preparer(docs), t0)
+            resolved = self._ready(_texts_of(docs))
+        return self._add(resolved.preparer(docs), t0)
 
     def add_prepared(self, prepared: Iterable[PreparedDoc]) -> list[Answer]:
         """:meth:`add_many` of documents already prepared by a :class:`Preparer` with this detector's
@@ -608,9 +699,15 @@ class Detector:
                         promoted = members[0].id
                         self.store.promote(promoted)
                         repointed = self.store.repoint(rec.id, promoted)
-            self.step.on_removed(rec.seq)
+            if (step := self.step) is not None:
+                step.on_removed(rec.seq)
             self.stats["deleted"] += 1
         return Deleted(id=doc_id, was_original=rec.is_original, promoted_id=promoted, repointed=repointed)
+
+    def check(self) -> None:
+        """Raise :class:`~neardup.online.store.StoreError` unless the store answers its health check."""
+        with self._lock:
+            self.store.check()
 
     def counts(self) -> dict[str, int]:
         """Stored ``documents``, ``originals`` and ``duplicates``."""

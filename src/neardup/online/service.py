@@ -9,14 +9,33 @@ Routes (all JSON; every route but ``/health``, ``/openapi.json`` and ``/docs`` n
 * ``POST /documents`` - one object ``{"id", "text", ...metadata}`` or a list of them (one
   transaction, all or nothing). Answers ``{id, status, original_id, matched_id, score, evidence,
   update_of, created, latency_ms}`` (a list for a list). Re-sending an id with the same text returns
-  the stored answer (``created: false``); with another text it is 409 and nothing changes.
+  the stored answer (``created: false``); with another text it is 409 and nothing changes. An id is a
+  string or an integer (taken as its decimal string: ``7`` and ``"7"`` are one document) of 1 to 1024
+  characters; what metadata may hold: :mod:`neardup.online.detector` (finite numbers, no lone
+  surrogates, nesting at most 64 levels, no NUL in a PostgreSQL store).
 * ``GET /documents/{id}``, ``DELETE /documents/{id}``, ``GET /clusters/{original_id}``;
-* ``GET /health`` (liveness + store counts), ``GET /metrics`` (counts, latency percentiles).
+* ``GET /health`` (reads the store itself, see :meth:`Store.check <neardup.online.store.Store.check>`,
+  and its counts), ``GET /metrics`` (counts, latency percentiles).
 
-Errors: 400 body is not JSON; 401 missing/wrong token; 404 unknown id; 409 conflicting id;
-413 body over ``max_body_bytes`` or more than ``max_batch`` documents; 422 a field missing, of the
-wrong type, or holding a lone surrogate (``"\\ud800"``: valid JSON, not text; ``loc`` names the list
-index and field); 503 the store failed or is damaged (``/health`` too, with the reason), never 500.
+Without a token the service is for this machine only, and refuses what a web page could make a
+browser send it: a request whose ``Host`` is not one of the server's names (``localhost``, loopback
+addresses, the address it was reached on, ``host`` and ``allowed_hosts``: ``--allowed-host``) is 421,
+which stops DNS rebinding; a ``POST`` (or a ``DELETE`` with a body type) whose ``Content-Type`` is not
+``application/json`` is 415, which stops cross-site form and ``text/plain`` posts. With a token the
+``Host`` is checked only when ``allowed_hosts`` are given. Wrong tokens are limited per client address
+(:class:`FailedTokens`: 10 a minute by default, then 429 with ``Retry-After`` for that address, even
+with the right token, until the minute has passed; other addresses are not affected). A token may be any
+text without control characters or surrounding spaces; clients send it UTF-8 encoded (curl, browsers),
+or Latin-1 encoded where it fits (Python's ``http.client`` and ``requests``).
+
+Errors (every one a JSON object with ``detail``): 400 body is not JSON (or nested too deeply to read);
+401 missing/wrong token; 404 unknown id; 409 conflicting id; 413 body over ``max_body_bytes`` or more
+than ``max_batch`` documents; 415 not JSON (no token); 421 foreign ``Host``; 422 a field missing, of the
+wrong type, or holding what cannot be stored as it came (a lone surrogate ``"\\ud800"``, NaN or
+Infinity, an integer of more than 4300 digits, deeper nesting, NUL in PostgreSQL; ``loc`` names the list
+index and field); 429 too many wrong tokens; 503 the store failed or is damaged (``/health`` too, with
+the reason), never 500. A 503's reason never names the store's location (file path, connection URL or
+any part of it): the server's log has the full message.
 """
 
 from __future__ import annotations
@@ -24,10 +43,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
+import math
 import threading
 import time
-from collections import Counter, deque
-from collections.abc import Awaitable, Callable
+from collections import Counter, OrderedDict, deque
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -40,18 +61,27 @@ from starlette.concurrency import run_in_threadpool
 from neardup.config import ConfigError
 from neardup.online.detector import (
     DEFAULT_METHOD,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
     ConflictError,
     Detector,
     DocumentNotFound,
     InvalidDocument,
     OnlineConfig,
+    id_problem,
     latency_summary,
+    value_problem,
 )
 from neardup.online.store import StoreError, open_store
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_BATCH = 1000
+DEFAULT_AUTH_FAILURES = 10  # wrong tokens per client address and window before 429
+DEFAULT_AUTH_WINDOW_S = 60.0
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 _RESERVED = ("id", "text")
+_TOO_LONG = 10 ** MAX_INT_DIGITS  # stands for a JSON integer too long to convert (refused by validation)
+_log = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -62,7 +92,8 @@ class DocumentIn(BaseModel):
     """A document to check: ``id`` and ``text``; any other field is kept as metadata."""
 
     model_config = ConfigDict(extra="allow")
-    id: str | int = Field(description="Unique document id (integers are turned into strings).")
+    id: str | int = Field(description="Unique document id, 1 to 1024 characters (an integer is taken as its "
+                                      "decimal string: 7 and \"7\" are one document).")
     text: str = Field(description="The document text.")
 
 
@@ -156,6 +187,176 @@ async def _send_json(send: Callable[[Message], Awaitable[None]], status: int, bo
     await send({"type": "http.response.body", "body": data})
 
 
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header: lower case, without the port, brackets or a final dot.
+
+    >>> host_name("LocalHost:8000"), host_name("[::1]:8000"), host_name("example.com."), host_name("::1")
+    ('localhost', '::1', 'example.com', '::1')
+    """
+    value = header.strip().lower()
+    if value.startswith("["):
+        value = value[1:].partition("]")[0]
+    elif value.count(":") == 1:
+        value = value.partition(":")[0]
+    return value.rstrip(".")
+
+
+class LocalGuard:
+    """ASGI middleware: 421 for a ``Host`` that is not one of ``names`` (nor a loopback address, nor the
+    address the request reached); with ``json_only``, 415 for a ``POST``/``PUT``/``PATCH`` that is not
+    ``application/json``, and for a ``DELETE`` that names another type (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, names: Iterable[str] | None, json_only: bool) -> None:
+        self.app = app
+        self.names = None if names is None else frozenset(host_name(n) for n in names)
+        self.json_only = json_only
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
+                       send: Callable[[Message], Awaitable[None]]) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if (problem := self._foreign_host(scope, headers)) is not None:
+                await _send_json(send, 421, {"detail": problem})
+                return
+            if self.json_only and (problem := _not_json(scope.get("method", ""), headers)) is not None:
+                await _send_json(send, 415, {"detail": problem})
+                return
+        await self.app(scope, receive, send)
+
+    def _foreign_host(self, scope: Scope, headers: dict[bytes, bytes]) -> str | None:
+        raw = headers.get(b"host")
+        if self.names is None or raw is None:  # no Host at all: HTTP/1.0, never a browser
+            return None
+        name = host_name(raw.decode("latin-1"))
+        server = scope.get("server") or ("",)
+        if name in self.names or is_loopback(name) or name == str(server[0]).lower():
+            return None
+        allowed = ", ".join(sorted(self.names))
+        return (f"host {name!r} is not a name of this server (allowed: {allowed}; a loopback address also "
+                f"works): if it is one, start the server with --allowed-host {name}")
+
+
+def _not_json(method: str, headers: dict[bytes, bytes]) -> str | None:
+    """Why a request must be refused as not JSON (POST, PUT and PATCH must say application/json; a DELETE,
+    which has no body, may say nothing), or None."""
+    if method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return None
+    given = headers.get(b"content-type")
+    if given is None and method == "DELETE":
+        return None
+    media = (given or b"").decode("latin-1").partition(";")[0].strip().lower()
+    if media == "application/json":
+        return None
+    shown = f"got {media!r}" if media else "none given"
+    return (f"Content-Type must be application/json ({shown}): without a token the service refuses other "
+            "types, which a web page on another site could make a browser send")
+
+
+class FailedTokens:
+    """Wrong tokens per client address: after ``limit`` of them within ``window_s`` seconds the address
+    is refused (429) until the oldest of those is ``window_s`` old. In memory, per process; at most
+    ``max_clients`` addresses are remembered (the least recently failed forgotten first).
+
+    >>> now = [0.0]
+    >>> f = FailedTokens(limit=2, window_s=10, clock=lambda: now[0])
+    >>> f.failed("a"); f.wait("a"), f.wait("b")
+    (0.0, 0.0)
+    >>> f.failed("a"); f.wait("a")
+    10.0
+    >>> now[0] = 10.5; f.wait("a")
+    0.0
+    """
+
+    def __init__(self, limit: int = DEFAULT_AUTH_FAILURES, window_s: float = DEFAULT_AUTH_WINDOW_S,
+                 max_clients: int = 10_000, clock: Callable[[], float] = time.monotonic) -> None:
+        if limit < 1 or not window_s > 0:
+            raise ConfigError(f"the wrong-token limit needs limit >= 1 and window_s > 0, got {limit}, {window_s}")
+        self.limit, self.window_s, self.max_clients, self.clock = limit, window_s, max_clients, clock
+        self._times: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait(self, client: str) -> float:
+        """Seconds until ``client`` may try a token again (0.0: now)."""
+        with self._lock:
+            times = self._times.get(client)
+            if times is None or len(times) < self.limit:
+                return 0.0
+            return max(times[0] + self.window_s - self.clock(), 0.0)
+
+    def failed(self, client: str) -> None:
+        """Count a wrong token from ``client``."""
+        with self._lock:
+            times = self._times.pop(client, None) or deque(maxlen=self.limit)
+            times.append(self.clock())
+            self._times[client] = times
+            while len(self._times) > self.max_clients:
+                self._times.popitem(last=False)
+
+
+def check_token(token: str) -> None:
+    """Refuse (:class:`ConfigError`) a token no HTTP client could send intact: control characters, or
+    spaces at either end (servers strip them from header values).
+
+    >>> check_token("sécret-ünïcode 1")
+    >>> check_token(" x")
+    Traceback (most recent call last):
+    ...
+    neardup.config.ConfigError: the token must not begin or end with a space or hold control characters (an HTTP header cannot carry them)
+    """
+    if token != token.strip() or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in token):
+        raise ConfigError("the token must not begin or end with a space or hold control characters "
+                          "(an HTTP header cannot carry them)")
+
+
+def _token_forms(token: str) -> tuple[bytes, ...]:
+    """The bytes a client may send for ``token``: UTF-8, and Latin-1 where it differs and fits."""
+    forms = [token.encode("utf-8")]
+    try:
+        forms.append(token.encode("latin-1"))
+    except UnicodeEncodeError:
+        pass
+    return tuple(dict.fromkeys(forms))
+
+
+def _token_matches(given: str, forms: tuple[bytes, ...]) -> bool:
+    """Whether a header's token is one of ``forms``, compared as bytes in constant time (the server
+    decoded the header's bytes as Latin-1, so encoding it so gives them back)."""
+    try:
+        raw = given.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    matched = False
+    for form in forms:
+        matched |= hmac.compare_digest(raw, form)
+    return matched
+
+
+def _json_int(digits: str) -> int:
+    """A JSON integer; one too long for Python to turn into a number (over 4300 digits) becomes a
+    stand-in that validation refuses naming the field (``int`` would fail the whole request, unnamed)."""
+    if len(digits) > MAX_INT_DIGITS + 1:
+        return _TOO_LONG
+    try:
+        return int(digits)
+    except ValueError:
+        return _TOO_LONG
+
+
+def _parse_body(raw: bytes) -> tuple[Any, str | None]:
+    """(the JSON value, None) or (None, why the body is not JSON that can be read)."""
+    try:
+        return json.loads(raw, parse_int=_json_int), None
+    except json.JSONDecodeError as exc:
+        return None, f"body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    except UnicodeDecodeError:
+        return None, "body is not valid JSON: not UTF-8"
+    except RecursionError:
+        return None, (f"body is not valid JSON that can be read: lists and objects nested too deeply "
+                      f"(at most {MAX_DEPTH} levels inside a field)")
+    except ValueError as exc:
+        return None, f"body is not valid JSON that can be read: {exc}"
+
+
 def _error(code: int, detail: Any, **extra: Any) -> JSONResponse:
     """A JSON error response ``{"detail": ..., **extra}`` (``extra`` may hold a ``status`` field)."""
     return JSONResponse({"detail": detail, **extra}, status_code=code)
@@ -166,8 +367,9 @@ def _shown(name: Any) -> Any:
     return name.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(name, str) else name
 
 
-def _validation_errors(payload: Any, max_batch: int) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    """(documents as detector items, FastAPI-style error list)."""
+def _validation_errors(payload: Any,
+                       holds_nul: bool = True) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """(documents as detector items, FastAPI-style error list); ``holds_nul``: whether the store can hold U+0000."""
     single = isinstance(payload, dict)
     items = [payload] if single else payload
     if not isinstance(items, list):
@@ -182,15 +384,7 @@ def _validation_errors(payload: Any, max_batch: int) -> tuple[list[dict[str, Any
         if not isinstance(item, dict):
             errors.append({"loc": loc, "msg": f"expected an object, got {type(item).__name__}", "type": "type_error"})
             continue
-        for name, kinds, kind_name in (("id", (str, int), "a string or integer"), ("text", (str,), "a string")):
-            if name not in item or item[name] is None:
-                errors.append({"loc": loc + [name], "msg": "field required", "type": "missing"})
-            elif isinstance(item[name], bool) or not isinstance(item[name], kinds):
-                errors.append({"loc": loc + [name], "msg": f"must be {kind_name}, got {type(item[name]).__name__}",
-                               "type": "type_error"})
-        if "id" in item and isinstance(item["id"], (str, int)) and not isinstance(item["id"], bool):
-            if not str(item["id"]) or len(str(item["id"])) > 1024:
-                errors.append({"loc": loc + ["id"], "msg": "must be 1 to 1024 characters", "type": "value_error"})
+        errors += _item_errors(item, loc, holds_nul)
         docs.append({"id": item.get("id"), "text": item.get("text"),
                      "metadata": {k: v for k, v in item.items() if k not in _RESERVED}})
         if len(errors) >= 50:
@@ -198,9 +392,33 @@ def _validation_errors(payload: Any, max_batch: int) -> tuple[list[dict[str, Any
     return docs, errors
 
 
+def _item_errors(item: dict[str, Any], loc: list[Any], holds_nul: bool) -> list[dict[str, Any]]:
+    """The errors of one posted object: id and text present and of the right type, each field storable."""
+    errors = []
+    for name, kinds, kind_name in (("id", (str, int), "a string or integer"), ("text", (str,), "a string")):
+        if name not in item or item[name] is None:
+            errors.append({"loc": loc + [name], "msg": "field required", "type": "missing"})
+        elif isinstance(item[name], bool) or not isinstance(item[name], kinds):
+            errors.append({"loc": loc + [name], "msg": f"must be {kind_name}, got {type(item[name]).__name__}",
+                           "type": "type_error"})
+        elif name == "id" and (problem := id_problem(item["id"])):
+            errors.append({"loc": loc + ["id"], "msg": problem, "type": "value_error"})
+    for name, value in item.items():
+        if name in _RESERVED and any(e["loc"][-1] == name for e in errors):
+            continue
+        if problem := value_problem(name, holds_nul) or value_problem(value, holds_nul):
+            errors.append({"loc": loc + [_shown(name)], "msg": problem, "type": "value_error"})
+    return errors
+
+
 def create_app(detector: Detector, token: str | None = None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-               max_batch: int = DEFAULT_MAX_BATCH) -> FastAPI:
+               max_batch: int = DEFAULT_MAX_BATCH, host: str | None = None, allowed_hosts: Sequence[str] = (),
+               failed_tokens: FailedTokens | None = None) -> FastAPI:
     """The FastAPI application over ``detector`` (see the module docstring).
+
+    ``host``: the address the server binds (one of its names); ``allowed_hosts``: more names clients may
+    use in ``Host`` (without a token the ``Host`` is always checked, with one only when these are given);
+    ``failed_tokens``: the wrong-token limit (default :class:`FailedTokens`).
 
     >>> from neardup.online.store import MemoryStore
     >>> app = create_app(Detector(MemoryStore()), token="secret")
@@ -209,18 +427,32 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
     """
     if max_body_bytes < 1 or max_batch < 1:
         raise ConfigError("max_body_bytes and max_batch must be >= 1")
+    if token is not None:
+        check_token(token)
+    if any(not host_name(h) for h in allowed_hosts):
+        raise ConfigError(f"an allowed host must be a host name or address, got {list(allowed_hosts)!r}")
+    token_forms = _token_forms(token) if token is not None else ()
+    failures = failed_tokens or FailedTokens()
     started = time.time()
     requests: Counter[str] = Counter()
     request_ms: deque[float] = deque(maxlen=10_000)
     lock = threading.Lock()
     bearer = HTTPBearer(auto_error=False, description="The token given to `neardup serve --token`.")
 
-    async def authorised(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+    async def authorised(request: Request,
+                         credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if token is None:
             return
+        client = request.client.host if request.client is not None else ""
+        if (wait := failures.wait(client)) > 0:
+            seconds = max(math.ceil(wait), 1)
+            raise HTTPException(status_code=429, headers={"Retry-After": str(seconds)},
+                                detail=f"too many wrong tokens from this address: try again in {seconds} s")
         given = credentials.credentials if credentials is not None and credentials.scheme.lower() == "bearer" else ""
-        if not given or not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=401, detail="missing or invalid bearer token",
+        if not given or not _token_matches(given, token_forms):
+            if given:  # a guess; a request without a token is not one
+                failures.failed(client)
+            raise HTTPException(status_code=401, detail=f"{'invalid' if given else 'missing'} bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
 
     @asynccontextmanager
@@ -239,9 +471,22 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
             if method == "POST":
                 request_ms.append(ms)
 
+    def unavailable(exc: Exception, **extra: Any) -> JSONResponse:
+        """503 with the store's reason, without its location (the log has all of it)."""
+        _log.warning("store unavailable: %s", exc)
+        return _error(503, detector.store.public(str(exc)), **extra)
+
     @app.exception_handler(StoreError)
     async def store_failed(_: Request, exc: StoreError) -> JSONResponse:
-        return _error(503, str(exc))
+        return unavailable(exc)
+
+    @app.exception_handler(ConfigError)  # e.g. the store's settings changed under a calibrating detector
+    async def settings_failed(_: Request, exc: ConfigError) -> JSONResponse:
+        return unavailable(exc)
+
+    @app.exception_handler(Exception)
+    async def failed(_: Request, exc: Exception) -> JSONResponse:  # a bug: JSON, no traceback (it is logged)
+        return _error(500, "internal error (the server's log has the details)")
 
     doc_schema = DocumentIn.model_json_schema()
     post_schema = {
@@ -255,16 +500,12 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
                          413: {"description": "body or batch too large"}, 422: {"description": "missing/bad field"}})
     async def post_documents(request: Request) -> Any:
         """Check one document (an object) or several (a list, stored all or nothing)."""
-        raw = await request.body()
-        try:
-            payload = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            msg = f"{exc.msg} at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
-                else "not UTF-8"
-            return _error(400, f"body is not valid JSON: {msg}")
+        payload, problem = _parse_body(await request.body())
+        if problem is not None:
+            return _error(400, problem)
         if isinstance(payload, list) and len(payload) > max_batch:
             return _error(413, f"too many documents in one request: {len(payload)} (max {max_batch})")
-        docs, errors = _validation_errors(payload, max_batch)
+        docs, errors = _validation_errors(payload, detector.store.holds_nul)
         if errors or docs is None:
             return _error(422, errors)
         try:
@@ -305,11 +546,12 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
 
     @app.get("/health")
     async def health() -> Any:
-        """Liveness and store counts (no token needed)."""
+        """Reads the store (a few index reads from storage, past any cache) and its counts (no token needed)."""
         try:
+            await run_in_threadpool(detector.check)
             counts = await run_in_threadpool(detector.counts)
         except StoreError as exc:
-            return _error(503, str(exc), status="unavailable")
+            return unavailable(exc, status="unavailable")
         return {"status": "ok", "store": detector.store.kind, "method": detector.config.method, **counts}
 
     @app.get("/metrics", dependencies=auth)
@@ -324,6 +566,9 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
                 "decision_latency": detector.latency_summary(), "post_latency": req,
                 "uptime_s": round(time.time() - started, 1)}
 
+    names = None if token is not None and not allowed_hosts else [*LOCAL_HOSTS, *([host] if host else []),
+                                                                    *allowed_hosts]
+    app.add_middleware(LocalGuard, names=names, json_only=token is None)  # type: ignore[arg-type]
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, observe=observe)  # type: ignore[arg-type]
     return app
 
@@ -344,19 +589,24 @@ def is_loopback(host: str) -> bool:
 
 def serve(store_url: str, host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
           config: OnlineConfig | None = None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-          max_batch: int = DEFAULT_MAX_BATCH, log_level: str = "info") -> None:
+          max_batch: int = DEFAULT_MAX_BATCH, log_level: str = "info", allowed_hosts: Sequence[str] = ()) -> None:
     """Open the store and run the service until interrupted (one process; writes are serialised).
 
-    Refuses (:class:`~neardup.config.ConfigError`) to listen beyond loopback without a token. Without a
-    ``config``: :data:`~neardup.online.detector.DEFAULT_METHOD` (a store that holds settings keeps them).
+    Refuses (:class:`~neardup.config.ConfigError`) to listen beyond loopback without a token, and a token
+    no client could send (:func:`check_token`). Without a ``config``:
+    :data:`~neardup.online.detector.DEFAULT_METHOD` (a store that holds settings keeps them).
+    ``allowed_hosts``: more names clients may reach the server by (see :func:`create_app`).
     """
     import uvicorn
 
+    if token:
+        check_token(token)
     if not token and not is_loopback(host):
         raise ConfigError(f"refusing to listen on {host} without a token: give --token (or NEARDUP_TOKEN), "
                           "or bind to 127.0.0.1")
     if not 0 <= port <= 65535:
         raise ConfigError(f"port must be in 0..65535, got {port}")
     detector = Detector(open_store(store_url), config or OnlineConfig(method=DEFAULT_METHOD))
-    app = create_app(detector, token=token or None, max_body_bytes=max_body_bytes, max_batch=max_batch)
+    app = create_app(detector, token=token or None, max_body_bytes=max_body_bytes, max_batch=max_batch, host=host,
+                     allowed_hosts=allowed_hosts)
     uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1, access_log=False)

@@ -30,6 +30,13 @@ is about 1 GB, and SQLite's own default of 2 MB makes every look-up and insert r
 from the operating system again; ``?wal_limit_mb=MB``),
 ``postgresql://user@host:port/db``
 (append ``?schema=name`` to use a schema other than ``neardup``), ``memory://`` (tests, tuning).
+
+A :class:`StoreError` names the location (the file, or the URL without its password) for logs and the
+command line; :meth:`Store.public` gives the message without it, for HTTP clients. :meth:`Store.check`
+is the health check: a few index reads that reach the storage itself (SQLite: on a fresh read-only
+connection, past the page cache that keeps answering from memory after the file was damaged).
+PostgreSQL cannot hold a NUL character (U+0000) in text or JSON: such a PostgreSQL store has
+``holds_nul = False``, and the detector refuses those documents naming the field.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import functools
 import json
 import os
 import sqlite3
+import urllib.parse
 import threading
 from abc import ABC, abstractmethod
 from collections import defaultdict
@@ -154,6 +162,7 @@ class Store(ABC):
 
     kind: str = "abstract"
     location: str = ""
+    holds_nul: bool = True  # whether text and JSON columns can hold U+0000 (PostgreSQL's cannot)
 
     @abstractmethod
     def transaction(self) -> contextlib.AbstractContextManager[None]:
@@ -230,6 +239,30 @@ class Store(ABC):
         """``"ok"`` or the database's description of what is damaged."""
         return "ok"
 
+    def check(self) -> None:
+        """Raise :class:`StoreError` unless the store answers a cheap query (the health check)."""
+        self.read_meta()
+
+    def _secrets(self) -> list[str]:
+        """Strings an HTTP client must not see in a message (the location, parts of the connection URL)."""
+        return [self.location]
+
+    def public(self, message: str) -> str:
+        """A message about this store as an HTTP client may see it: its first line, without the location
+        (a file path, a connection URL) or any part of the connection settings.
+
+        >>> s = MemoryStore(); s.location = "/srv/data/x.db"
+        >>> s.public("/srv/data/x.db: SQLite database error: database disk image is malformed\\nmore")
+        'SQLite database error: database disk image is malformed'
+        """
+        lines = message.strip().splitlines()
+        text = lines[0] if lines else ""
+        if self.location and text.startswith(self.location + ": "):
+            text = text[len(self.location) + 2:]
+        for secret in sorted(filter(None, self._secrets()), key=len, reverse=True):
+            text = text.replace(secret, "the store")
+        return text
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the connection."""
 
@@ -269,6 +302,15 @@ _COLUMNS = ("seq, id, status, original_id, matched_id, score, update_of, evidenc
             "text_hash")
 _PAYLOAD = ", text, features, keys"
 _SQLITE_MAX_VARS = 900  # bound parameters per statement (SQLite builds before 3.32 allow 999)
+_SQLITE_DAMAGED = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+_SQLITE_PROBES = (  # the health check: each reads one path from a B-tree's root to a leaf
+    "SELECT value FROM meta WHERE key = 'schema_version'",
+    "SELECT seq FROM documents ORDER BY seq DESC LIMIT 1",
+    "SELECT id FROM documents ORDER BY id DESC LIMIT 1",
+    "SELECT original_id FROM documents ORDER BY original_id DESC LIMIT 1",
+    "SELECT key FROM keys ORDER BY key DESC LIMIT 1",
+    "SELECT seq FROM sqlite_sequence WHERE name = 'documents'",
+)
 
 
 def _sqlite_errors(method: _F) -> _F:
@@ -281,6 +323,7 @@ def _sqlite_errors(method: _F) -> _F:
         except sqlite3.IntegrityError:
             raise
         except sqlite3.DatabaseError as exc:  # also ProgrammingError, e.g. a store closed while shutting down
+            self._note_damage(exc)
             raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
 
     return wrapper  # type: ignore[return-value]
@@ -321,6 +364,7 @@ class SQLiteStore(Store):
             raise StoreError(f"{self.location}: folder {self.path.parent} does not exist")
         self._tx_lock = threading.RLock()
         self._reserved = 0  # the largest seq reserve() handed out in the current transaction
+        self.damage: str | None = None  # what SQLite said when it first found the file damaged
         try:
             self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
                                         timeout=timeout)
@@ -368,6 +412,12 @@ class SQLiteStore(Store):
             self.conn.close()
             raise
 
+    def _note_damage(self, exc: sqlite3.Error) -> None:
+        """Remember that SQLite found the file damaged (corrupt, or not a database any more): the health
+        check reports it from then on, even where the page cache still answers."""
+        if self.damage is None and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _SQLITE_DAMAGED:
+            self.damage = str(exc)
+
     def _checkpoint_loop(self) -> None:
         try:
             conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=1.0)
@@ -384,12 +434,17 @@ class SQLiteStore(Store):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         with self._tx_lock:
-            if self.conn.in_transaction:  # nested: part of the outer transaction
+            try:
+                nested = self.conn.in_transaction
+            except sqlite3.ProgrammingError as exc:  # closed (shutting down, or closed under us)
+                raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
+            if nested:  # part of the outer transaction
                 yield
                 return
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:
+                self._note_damage(exc)
                 raise StoreError(f"{self.location}: cannot start a write transaction ({exc})") from None
             self._reserved = 0
             try:
@@ -401,6 +456,7 @@ class SQLiteStore(Store):
             try:
                 self.conn.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
+                self._note_damage(exc)
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 raise StoreError(f"{self.location}: commit failed ({exc})") from None
@@ -429,6 +485,7 @@ class SQLiteStore(Store):
         try:
             evidence, metadata = json.loads(row[7]), json.loads(row[8])
         except (TypeError, ValueError) as exc:  # a damaged page can hold anything
+            self.damage = self.damage or f"damaged record of document {row[1]!r} ({exc})"
             raise StoreError(f"{self.location}: damaged record of document {row[1]!r} ({exc})") from None
         rec = DocRecord(seq=row[0], id=row[1], status=row[2], original_id=row[3], matched_id=row[4], score=row[5],
                         update_of=row[6], evidence=evidence, metadata=metadata,
@@ -528,6 +585,26 @@ class SQLiteStore(Store):
         rows = self.conn.execute("PRAGMA integrity_check").fetchall()
         return "; ".join(str(r[0]) for r in rows)
 
+    def check(self) -> None:
+        """Damage found earlier, or a root-to-leaf read of every table and index on a new read-only
+        connection (its own empty page cache: the file as it is on disk now; about a millisecond)."""
+        if self.damage is not None:
+            raise StoreError(f"{self.location}: SQLite database error: {self.damage} (found earlier; "
+                             "restart the service once the file is repaired)")
+        uri = f"file:{urllib.parse.quote(str(Path(self.location).absolute()))}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
+        try:
+            for sql in _SQLITE_PROBES:
+                conn.execute(sql).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._note_damage(exc)
+            raise StoreError(f"{self.location}: SQLite database error: {exc}") from None
+        finally:
+            conn.close()
+
     def close(self) -> None:
         self._stop.set()
         if self._checkpointer is not None and self._checkpointer is not threading.current_thread():
@@ -570,6 +647,7 @@ class PostgresStore(Store):
     """
 
     kind = "postgresql"
+    holds_nul = False
 
     def __init__(self, dsn: str, schema: str = "neardup", connect_timeout: int = 10) -> None:
         try:
@@ -581,6 +659,7 @@ class PostgresStore(Store):
         self._psycopg = psycopg
         self.schema = schema
         self.location = _redact(dsn) + (f" (schema {schema})" if schema != "neardup" else "")
+        self._dsn_parts = [dsn, _redact(dsn), *_dsn_secrets(dsn)]
         self._tx_lock = threading.RLock()
         self._in_tx = False
         try:
@@ -631,6 +710,14 @@ class PostgresStore(Store):
     def read_meta(self) -> dict[str, str]:
         return dict(self._q("SELECT key, value FROM meta").fetchall())
 
+    def check(self) -> None:
+        """One round trip reading each table (a lost connection or a dropped schema fails here)."""
+        self._q("SELECT (SELECT value FROM meta WHERE key = 'schema_version'), "
+                "(SELECT max(seq) FROM documents), (SELECT key FROM keys LIMIT 1)").fetchall()
+
+    def _secrets(self) -> list[str]:
+        return [self.location, *self._dsn_parts]
+
     def write_meta(self, key: str, value: str) -> None:
         self._q("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value))
@@ -648,14 +735,17 @@ class PostgresStore(Store):
         return rec
 
     def get(self, doc_id: str, payload: bool = False) -> DocRecord | None:
+        if "\x00" in doc_id:  # no stored id holds one (PostgreSQL text cannot)
+            return None
         cols = _COLUMNS + (_PAYLOAD if payload else "")
         row = self._q(f"SELECT {cols} FROM documents WHERE id = %s", (doc_id,)).fetchone()
         return None if row is None else self._record(row, payload)
 
     def get_many(self, doc_ids: Sequence[str]) -> dict[str, DocRecord]:
+        doc_ids = [i for i in doc_ids if "\x00" not in i]
         if not doc_ids:
             return {}
-        rows = self._q(f"SELECT {_COLUMNS} FROM documents WHERE id = ANY(%s)", (list(doc_ids),)).fetchall()
+        rows = self._q(f"SELECT {_COLUMNS} FROM documents WHERE id = ANY(%s)", (doc_ids,)).fetchall()
         return {row[1]: self._record(row, False) for row in rows}
 
     def fetch(self, seqs: Sequence[int]) -> dict[int, DocRecord]:
@@ -713,6 +803,8 @@ class PostgresStore(Store):
         self._q("DELETE FROM documents WHERE seq = %s", (record.seq,))
 
     def members(self, original_id: str) -> list[DocRecord]:
+        if "\x00" in original_id:
+            return []
         rows = self._q(f"SELECT {_COLUMNS} FROM documents WHERE original_id = %s AND id <> %s ORDER BY seq",
                        (original_id, original_id)).fetchall()
         return [self._record(r, False) for r in rows]
@@ -738,6 +830,32 @@ class PostgresStore(Store):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+def _dsn_secrets(dsn: str) -> list[str]:
+    """The parts of a DSN that name the server or the login (user@host, host:port, the password), each as
+    it may appear in a driver's message.
+
+    >>> _dsn_secrets("postgresql://bob:pw1@db.example:5433/prod")
+    ['bob:pw1@db.example:5433', 'bob@db.example:5433', 'db.example:5433', 'pw1', '"db.example", port 5433']
+    """
+    if "://" not in dsn:
+        pairs = dict(p.split("=", 1) for p in dsn.split() if "=" in p)
+        host, port, password = pairs.get("host", ""), pairs.get("port", ""), pairs.get("password", "")
+        return [s for s in (password, f'"{host}", port {port}' if host and port else "") if s]
+    parts = urlsplit(dsn)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    out = [parts.netloc]
+    if "@" in parts.netloc:
+        user = parts.netloc.rsplit("@", 1)[0].split(":", 1)[0]
+        out.append(f"{user}@{host}")
+    out.append(host)
+    out += [v for k, v in parse_qsl(parts.query) if k == "password"]
+    if parts.password:
+        out.append(urllib.parse.unquote(parts.password))
+    if parts.hostname and parts.port:
+        out.append(f'"{parts.hostname}", port {parts.port}')  # libpq: connection to server at "h", port p failed
+    return list(dict.fromkeys(s for s in out if s))
 
 
 def _redact(dsn: str) -> str:
