@@ -159,3 +159,32 @@ def test_a_pair_stored_the_other_way_round_is_shown_from_the_representative(out)
     assert view.score == row["score"] and len(view.spans) == len(row["spans"])
     for s in view.spans:  # offsets and passage text now from the representative's (the left) side
         assert s["text"] == texts[row["right"]][s["left_start"] : s["left_end"]][:200]
+
+
+def test_the_html_report_is_checked_before_any_work_and_never_replaces_the_runs_files(example_path, tmp_path,
+                                                                                      monkeypatch):
+    """Issue 55, case 2: ``--html PATH`` once wrote over any file, the input and ``OUT/summary.json`` included. An
+    existing file is replaced only with ``--overwrite``; the run's own files and its input never, with one line;
+    all of it before the report is made."""
+    src = tmp_path / "in.jsonl"
+    shutil.copyfile(example_path, src)
+    out = tmp_path / "out"
+    assert _run("dedup", src, "-o", out, "--silent").exit_code == 0
+    made = []
+    monkeypatch.setattr("neardup.audit.run_view", lambda *a, **k: made.append(1))
+    for target in (src, out / "summary.json", out / "clusters.parquet", out / "evidence.parquet"):
+        before = target.read_bytes()
+        for extra in ([], ["--overwrite"]):
+            res = _run("show", out, "--html", target, *extra)
+            assert res.exit_code == 2, (target, extra, res.output)
+            assert len(res.stderr.strip().splitlines()) == 1 and "refusing to write over it" in res.stderr
+            assert target.read_bytes() == before
+    report = tmp_path / "report.html"
+    report.write_text("mine")
+    res = _run("show", out, "--html", report)
+    assert res.exit_code == 2 and "exists: give --overwrite" in res.stderr and report.read_text() == "mine"
+    assert made == []  # every refusal came before the report was made
+    monkeypatch.undo()
+    res = _run("show", out, "--html", report, "--overwrite")
+    assert res.exit_code == 0, res.output
+    assert report.read_text().startswith("<!DOCTYPE html>") and neardup.DedupResult.load(out).groups()

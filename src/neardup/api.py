@@ -143,12 +143,14 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
 def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: EngineConfig,
                         overwrite: bool = False, also: list[str | os.PathLike[str]] | None = None) -> None:
     """The check :func:`dedup` makes before any work (:func:`~neardup.io.write.check_outputs`) on its
-    output files and ``also`` (e.g. the keep file); then removes what a killed writer left of them.
+    output files and ``also`` (e.g. the keep file), and of a chunked run on its work directory
+    (:func:`~neardup.engine.workdir.check_work_dir`: neardup's own, apart from the outputs and inputs); then
+    removes what a killed writer left of them.
 
     A chunked ``resume`` whose work directory exists may replace the files: they are its own. Without
     evidence, an earlier run's ``evidence.parquet`` there is removed.
     """
-    from neardup.engine.workdir import work_root
+    from neardup.engine.workdir import check_work_dir, work_root
     from neardup.io.write import OutputError, check_outputs, clear_stale
     from neardup.results import EVIDENCE_FILE, OUTPUT_FILES
 
@@ -156,11 +158,15 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
     work = work_root(output, engine.work_dir)
     own = engine.name != "memory" and engine.resume and work.is_dir()
     inputs = [data] if _is_path(data) else []
+    if engine.name != "memory":
+        check_work_dir(work, output, inputs)  # type: ignore[arg-type]
     check_outputs(files=files, folders=[output, work] if engine.name != "memory" else [output],
                   inputs=inputs, overwrite=overwrite or own)  # type: ignore[list-item]
     for extra in also or ():
         if any(Path(extra).resolve() == f.resolve() for f in files):
             raise OutputError(f"{extra} is one of the run's own outputs")
+        if engine.name != "memory" and work.resolve() in Path(extra).resolve().parents:
+            raise OutputError(f"{extra} is inside the work directory {work}, which neardup clears")
     check_outputs(files=also or [], inputs=inputs, overwrite=overwrite)  # type: ignore[arg-type]
     clear_stale(files)
     if not engine.evidence:  # an earlier run's evidence would describe other pairs
@@ -208,7 +214,7 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
             run.source_name = "<memory>"
         summary = run.run()
         result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
-                                         id_field=read.id_field, text_field=read.text_field)
+                                         id_field=read.id_field, text_field=read.text_field, run_id=run.run_id)
         result.on_error = read.on_error
         if output is None:
             result.ids  # noqa: B018 - read everything before the folder goes

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.io.arrow import arrow_array
-from neardup.io.write import atomic_path
+from neardup.io.write import atomic_path, with_run_id
 from neardup.verify.passages import Passage, passage_table, shared_passages
 
 #: Characters of a passage kept as its ``text`` (its offsets locate all of it).
@@ -134,10 +134,11 @@ def _lists(counts: np.ndarray, values: pa.Array, item: pa.DataType) -> pa.Array:
     return pa.ListArray.from_arrays(arrow_array(offsets), values, type=pa.list_(item))
 
 
-def write_evidence(path: str | os.PathLike[str], tables: Iterable[pa.Table]) -> None:
-    """Write evidence tables, in order, as one Parquet file (atomically)."""
+def write_evidence(path: str | os.PathLike[str], tables: Iterable[pa.Table], run_id: str | None = None) -> None:
+    """Write evidence tables, in order, as one Parquet file (atomically); ``run_id``: the run it belongs to
+    (:func:`~neardup.io.write.with_run_id`)."""
     with atomic_path(path) as tmp:
-        with pq.ParquetWriter(tmp, EVIDENCE_SCHEMA, compression="zstd") as writer:
+        with pq.ParquetWriter(tmp, with_run_id(EVIDENCE_SCHEMA, run_id), compression="zstd") as writer:
             for table in tables:
                 writer.write_table(table)
 

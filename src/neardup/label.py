@@ -6,7 +6,8 @@ file (``a, b, label, score``: the format ``neardup eval``, ``tune`` and ``train 
 not prompt or print (:mod:`neardup.cli.label`) or train anything.
 
 The file is appended one answer at a time (flushed and synced), so a session stopped at any point
-loses nothing and the next one skips the pairs already answered.
+loses nothing and the next one skips the pairs already answered. An existing file that is not a pair-label
+file is never appended to; one started afresh (``--overwrite``) is replaced by the first answer.
 """
 
 from __future__ import annotations
@@ -76,14 +77,38 @@ def sample_pairs(corpus: Corpus, config: DedupConfig, n: int, seed: int = 0, flo
 
 
 class LabelFile:
-    """A pair-label JSONL file answered into one line at a time; ``done`` holds the pairs already in it."""
+    """A pair-label JSONL file answered into one line at a time; ``done`` holds the pairs already in it.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    An existing file must be a pair-label file (every record with ``a``, ``b`` and ``label``), else an
+    :class:`~neardup.io.write.OutputError` naming it; with ``fresh`` it is started over instead: replaced
+    (atomically) by the first answer, so a session that answers nothing leaves it as it was.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fresh: bool = False) -> None:
         self.path = Path(path)
         self.done: set[frozenset[str]] = set()
-        if self.path.exists():
-            for rec in self._records():
+        self._fresh = fresh and self.path.exists()
+        if self.path.exists() and not fresh:
+            for rec in self._checked_records():
                 self.done.add(frozenset((str(rec["a"]), str(rec["b"]))))
+
+    def _checked_records(self) -> Iterator[dict[str, object]]:
+        """The records of the existing file, each with ``a``, ``b`` and ``label``."""
+        from neardup.io.read import InputError, iter_jsonl
+        from neardup.io.write import OutputError
+
+        def refuse(why: str) -> OutputError:
+            return OutputError(f"{self.path} exists and is not a pair-label file ({why}): give --overwrite to "
+                               "replace it")
+
+        try:
+            for line, rec in iter_jsonl(self.path):
+                missing = [key for key in ("a", "b", "label") if key not in rec]
+                if missing:
+                    raise refuse(f"line {line} has no {missing[0]!r}")
+                yield rec
+        except InputError as exc:
+            raise refuse(f"line {exc.line}: {exc.reason}" if exc.line is not None else exc.reason) from None
 
     def _records(self) -> Iterator[dict[str, object]]:
         from neardup.io.read import iter_jsonl
@@ -93,7 +118,7 @@ class LabelFile:
 
     def counts(self) -> tuple[int, int]:
         """(pairs answered, of them duplicates)."""
-        if not self.path.exists():
+        if self._fresh or not self.path.exists():
             return 0, 0
         recs = list(self._records())
         return len(recs), sum(1 for r in recs if r.get("label") in (1, True))
@@ -103,9 +128,17 @@ class LabelFile:
         rec: dict[str, object] = {"a": pair.a, "b": pair.b, "label": int(label), "score": round(pair.score, 4)}
         if reason:
             rec["reason"] = reason
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        line = json.dumps(rec, ensure_ascii=False) + "\n"
+        if self._fresh:  # the first answer of a file started over replaces it
+            from neardup.io.write import atomic_path
+
+            with atomic_path(self.path) as tmp:
+                tmp.write_text(line, encoding="utf-8")
+            self._fresh = False
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
         self.done.add(frozenset((pair.a, pair.b)))

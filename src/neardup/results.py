@@ -3,7 +3,8 @@
 
 Owns the result types, their views (groups, representatives, pairs by id, a pair's evidence, the texts
 of documents) and their files; must not compute them. A result written by a chunked engine is read from
-its output folder when first asked for; :meth:`DedupResult.load` opens any output folder.
+its output folder when first asked for; :meth:`DedupResult.load` opens any output folder, and refuses one
+whose files were written by different runs (:func:`check_same_run`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,42 @@ OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.j
 MATCH_FILES: tuple[str, ...] = ("matches.parquet", "summary.json")
 #: Written beside them unless evidence is turned off (see :mod:`neardup.evidence` for its columns).
 EVIDENCE_FILE = "evidence.parquet"
+#: The Parquet files of a de-duplication's output folder, each tagged with its run's id (as summary.json is).
+RUN_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", EVIDENCE_FILE)
+
+
+class MixedRunError(ValueError):
+    """An output folder whose files were written by different runs (one replacing it was stopped half-way)."""
+
+
+def _run_name(run_id: str | None) -> str:
+    return f"run {run_id[:12]}" if run_id else "a run without an id (an older version)"
+
+
+def check_same_run(outdir: str | os.PathLike[str], run_id: str | None, names: Iterable[str] = RUN_FILES) -> None:
+    """Refuse an output folder whose files ``names`` (those present) were not written by the run ``run_id``
+    (its ``summary.json``'s; None: an older version's, whose files carry no id): a
+    :class:`MixedRunError` naming the folder and the files.
+
+    >>> import neardup, tempfile, pathlib, pyarrow.parquet as pq
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = neardup.dedup(["a b c d e", "a b c d e!"], output=out)
+    >>> run_id = json.loads((out / "summary.json").read_text())["run_id"]
+    >>> check_same_run(out, run_id)
+    >>> check_same_run(out, "0" * 32)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neardup.results.MixedRunError: ... holds files from different runs: summary.json is of run 000000000000, ...
+    """
+    from neardup.io.write import parquet_run_id
+
+    out = Path(outdir)
+    wrong = [(name, found) for name in names if (out / name).exists()
+             and (found := parquet_run_id(out / name)) != run_id]
+    if wrong:
+        others = ", ".join(f"{name} of {_run_name(found)}" for name, found in wrong)
+        raise MixedRunError(f"{out} holds files from different runs: summary.json is of {_run_name(run_id)}, "
+                            f"{others} (a run replacing it was stopped); re-run with --overwrite")
 
 
 def _loaded(attr: str, doc: str) -> Any:
@@ -72,12 +109,16 @@ class DedupResult:
         self._texts: Sequence[str] | None = None  # the texts, for a run made in memory
         self._views: list[tuple[str, np.ndarray]] | None = None
         self._evidence: pa.Table | None = None
+        #: The id of the run whose files are in :attr:`output` (None: not written, or by an older version).
+        self.run_id: str | None = None
 
     @classmethod
     def from_output(cls, outdir: str | os.PathLike[str], summary: dict[str, Any], source: str | None = None,
-                    id_field: str = "id", text_field: str = "text") -> DedupResult:
-        """The result a chunked engine wrote to ``outdir`` (clusters and pairs read on first use)."""
+                    id_field: str = "id", text_field: str = "text", run_id: str | None = None) -> DedupResult:
+        """The result a chunked engine wrote to ``outdir`` (clusters and pairs read on first use, and
+        refused unless they are of the run ``run_id``, :func:`check_same_run`)."""
         result = cls(summary=summary, output=outdir, source=source, id_field=id_field, text_field=text_field)
+        result.run_id = run_id
         result._loader = result._load_output
         return result
 
@@ -85,7 +126,8 @@ class DedupResult:
     def load(cls, outdir: str | os.PathLike[str], source: str | os.PathLike[str] | None = None) -> DedupResult:
         """The result in an output folder (``clusters.parquet``, ``pairs.parquet``, ``summary.json`` and,
         if written, ``evidence.parquet``); its input is the file ``summary.json`` names, unless ``source``
-        says where it is now.
+        says where it is now. A folder without ``summary.json`` (not an output folder, or its run did not
+        finish) is a FileNotFoundError; one whose files are of different runs a :class:`MixedRunError`.
 
         >>> import neardup, tempfile
         >>> out = tempfile.mkdtemp()
@@ -96,13 +138,18 @@ class DedupResult:
         out = Path(outdir)
         path = out / "summary.json"
         if not path.exists():
-            raise FileNotFoundError(2, "no summary.json: not a neardup output folder", str(path))
+            raise FileNotFoundError(2, "no summary.json: not a neardup output folder, or its run did not finish",
+                                    str(path))
+        from neardup.io.write import SUMMARY_RUN_ID
+
         summary = json.loads(path.read_text(encoding="utf-8"))
+        run_id = summary.get(SUMMARY_RUN_ID)
+        check_same_run(out, run_id)
         named = summary.get("input")
         given = str(source) if source is not None else (named if named and named != "<memory>" else None)
         read = summary.get("read") or {}
         return cls.from_output(out, summary, source=given, id_field=read.get("id_field", "id"),
-                               text_field=read.get("text_field", "text"))
+                               text_field=read.get("text_field", "text"), run_id=run_id)
 
     def keep_texts(self, texts: Sequence[str], views: list[tuple[str, np.ndarray]]) -> None:
         """Keep a run's texts and its pairs' views (:meth:`~neardup.methods.base.Method.views`), so
@@ -114,6 +161,7 @@ class DedupResult:
         from neardup.io.parquet import read_parquet
 
         assert self.output is not None
+        check_same_run(self.output, self.run_id, RUN_FILES[:2])  # replaced since the summary was read?
         table = read_parquet(self.output / "clusters.parquet", CLUSTER_COLUMNS)
         ids = table["id"].to_pylist()
         index = {doc_id: i for i, doc_id in enumerate(ids)}
@@ -181,6 +229,7 @@ class DedupResult:
                                                 self.right, self.scores, self._views,
                                                 lambda docs: [texts[d] for d in docs.tolist()])
             elif self.output is not None and (self.output / EVIDENCE_FILE).exists():
+                check_same_run(self.output, self.run_id, (EVIDENCE_FILE,))
                 self._evidence = read_evidence(self.output / EVIDENCE_FILE)
             else:
                 raise ValueError("this run has no evidence (it was made with evidence turned off)")
@@ -224,38 +273,56 @@ class DedupResult:
 
     def write(self, outdir: str | os.PathLike[str]) -> None:
         """Write clusters.parquet, pairs.parquet, summary.json and (unless evidence was turned off)
-        evidence.parquet into ``outdir`` (atomically)."""
-        from neardup.io.write import write_json, write_table
+        evidence.parquet into ``outdir`` (atomically), tagged with a new run id; an earlier run's
+        summary.json there is removed first and the new one written last (:func:`~neardup.io.write.begin_outputs`),
+        and an earlier run's evidence.parquet is removed when this result has none."""
+        from neardup.io.write import SUMMARY_RUN_ID, begin_outputs, new_run_id, write_json, write_table
 
         out = Path(outdir)
         if self.output is not None and self._loader is not None:  # not loaded: copy the files
             if out.resolve() != self.output.resolve():
-                out.mkdir(parents=True, exist_ok=True)
-                for name in OUTPUT_FILES:
-                    shutil.copyfile(self.output / name, out / name)
-                if (self.output / EVIDENCE_FILE).exists():
-                    shutil.copyfile(self.output / EVIDENCE_FILE, out / EVIDENCE_FILE)
+                self._copy_output(out)
             return
-        out.mkdir(parents=True, exist_ok=True)
+        run_id = new_run_id()
         ids = self.ids
+        cluster_ids = self.cluster_ids
+        evidence = self.evidence_table() if self.has_evidence else None  # read before any file is replaced
+        begin_outputs(out)
         write_table(out / "clusters.parquet", {
             "id": ids,
-            "cluster": self.cluster_ids,
+            "cluster": cluster_ids,
             "cluster_size": self.clusters.sizes.astype(np.int64),
             "is_representative": self.clusters.is_representative,
             "oversized": self.clusters.oversized,
-        })
+        }, run_id=run_id)
         write_table(out / "pairs.parquet", {
             "left": [ids[i] for i in self.left],
             "right": [ids[i] for i in self.right],
             "score": self.scores.astype(np.float64),
-        })
-        if self.has_evidence:
+        }, run_id=run_id)
+        if evidence is not None:
             from neardup.evidence import write_evidence
 
-            write_evidence(out / EVIDENCE_FILE, [self.evidence_table()])
-        write_json(out / "summary.json", self.summary)
-        self.output = out
+            write_evidence(out / EVIDENCE_FILE, [evidence], run_id=run_id)
+        else:
+            (out / EVIDENCE_FILE).unlink(missing_ok=True)
+        write_json(out / "summary.json", {**self.summary, SUMMARY_RUN_ID: run_id})  # last: the folder is complete
+        self.output, self.run_id = out, run_id
+
+    def _copy_output(self, out: Path) -> None:
+        """Copy this result's output folder (not read yet) into ``out``: its files as they are (one run's,
+        checked), summary.json last."""
+        from neardup.io.write import begin_outputs
+
+        assert self.output is not None
+        check_same_run(self.output, self.run_id)
+        begin_outputs(out)
+        for name in RUN_FILES:
+            if (self.output / name).exists():
+                shutil.copyfile(self.output / name, out / name)
+            else:
+                (out / name).unlink(missing_ok=True)
+        shutil.copyfile(self.output / "summary.json", out / "summary.json")
 
     def write_kept(self, path: str | os.PathLike[str], drop_oversized: bool = False, overwrite: bool = False) -> int:
         """Copy the input records of the documents to keep (one per cluster; with ``drop_oversized`` none
@@ -270,6 +337,7 @@ class DedupResult:
             raise ValueError("write_kept needs the input file: this result was made from Python objects")
         check_outputs(files=[path], inputs=[self.source], overwrite=overwrite)
         if self.output is not None and self._loader is not None:  # not loaded: read only what is kept
+            check_same_run(self.output, self.run_id, RUN_FILES[:1])
             kept = kept_ids(self.output / "clusters.parquet", drop_oversized)
         else:
             keep = self.clusters.is_representative
@@ -305,15 +373,17 @@ class MatchResult:
         return set(self.query_ids)
 
     def write(self, outdir: str | os.PathLike[str]) -> None:
-        """Write matches.parquet and summary.json into ``outdir`` (atomically)."""
-        from neardup.io.write import write_json, write_table
+        """Write matches.parquet and summary.json into ``outdir`` (atomically), tagged with a new run id (an
+        earlier summary.json removed first, the new one written last, as :meth:`DedupResult.write` does)."""
+        from neardup.io.write import SUMMARY_RUN_ID, begin_outputs, new_run_id, write_json, write_table
 
-        out = Path(outdir)
-        out.mkdir(parents=True, exist_ok=True)
+        run_id = new_run_id()
+        out = begin_outputs(outdir)
         write_table(out / MATCH_FILES[0], {"query_id": self.query_ids, "corpus_id": self.corpus_ids,
-                                              "score": np.asarray(self.scores, dtype=np.float64)})
-        write_json(out / "summary.json", self.summary)
+                                              "score": np.asarray(self.scores, dtype=np.float64)}, run_id=run_id)
+        write_json(out / "summary.json", {**self.summary, SUMMARY_RUN_ID: run_id})
         self.output = out
 
 
-__all__ = ["MATCH_FILES", "OUTPUT_FILES", "DedupResult", "MatchResult"]
+__all__ = ["MATCH_FILES", "OUTPUT_FILES", "RUN_FILES", "DedupResult", "MatchResult", "MixedRunError",
+           "check_same_run"]

@@ -195,12 +195,12 @@ def test_the_evidence_is_written_chunk_by_chunk_while_the_workers_compute_the_ne
     seen = []
     real = evidence.write_evidence
 
-    def spy(path, tables):
+    def spy(path, tables, **kwargs):
         def counted():
             for table in tables:
                 seen.append(len(list((tmp_path / "many" / "work" / "evidence").glob("*.parquet"))))
                 yield table
-        real(path, counted())
+        real(path, counted(), **kwargs)
 
     monkeypatch.setattr(evidence, "write_evidence", spy)
     run_chunked(example_path, tmp_path / "many", DedupConfig(),

@@ -89,8 +89,9 @@ def tune(
             seconds = parse_duration(budget) if budget is not None else None
         except ConfigError as exc:
             raise ConfigError(f"--budget: {exc}") from None
-        if out is not None:
-            check_outputs(files=[out], inputs=[validation, *test], overwrite=overwrite)
+        targets = [path for path in (out, trials_out) if path is not None]
+        if targets:  # before any work: never an input, an existing file only with --overwrite
+            check_outputs(files=targets, inputs=[validation, *test], overwrite=overwrite)
         cfg = dedup_config(method_opts)
         space = SearchSpace.fixing(method=method_opts.get("method"), char=method_opts.get("char_ngrams"),
                                    n=method_opts.get("ngram"), score=method_opts.get("verify"),

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from neardup.cli.common import guard
-from neardup.cli.options import METHOD_OPTIONS, READ_OPTIONS, dedup_config, read_config, with_options
+from neardup.cli.options import METHOD_OPTIONS, READ_OPTIONS, OverwriteOpt, dedup_config, read_config, with_options
 
 #: Answers: a duplicate, not a duplicate, skip this pair, stop (answers so far are kept).
 KEYS = {"y": True, "n": False}
@@ -23,7 +23,7 @@ KEYS = {"y": True, "n": False}
                                                      "representative_field"))
 def label(
     input: Annotated[str, typer.Argument(help="The documents whose candidate pairs are labelled.")],
-    out: Annotated[Path, typer.Option("--output", "-o", help="Pair-label JSONL to append answers to (a, b, label, score); answered pairs are skipped next time.")],
+    out: Annotated[Path, typer.Option("--output", "-o", help="Pair-label JSONL to append answers to (a, b, label, score); answered pairs are skipped next time. Another existing file is refused unless --overwrite.")],
     method_opts: dict[str, Any],
     read_opts: dict[str, Any],
     pairs: Annotated[int, typer.Option("--pairs", help="Pairs to draw (half near the threshold, half spread over the other candidates).")] = 50,
@@ -31,6 +31,7 @@ def label(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 0,
     chars: Annotated[int, typer.Option("--chars", help="Characters of each text shown.")] = 1200,
     width: Annotated[Optional[int], typer.Option("--width", help="Terminal width in characters (default: detected).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Start OUT afresh: the first answer replaces it (default: append to it).")] = False,
 ) -> None:
     """Label candidate pairs by hand: each shown side by side, answered y (duplicate), n (not), s (skip) or q (quit).
 
@@ -52,9 +53,9 @@ def label(
         if not 0 < floor <= 1:
             raise ValueError(f"--floor must be in (0, 1], got {floor}")
         check_outputs(files=[out], inputs=[input], overwrite=True)  # appended to, never an input
+        answers = LabelFile(out, fresh=overwrite)  # an existing file: a pair-label file, or --overwrite
         console = Console(width=width, highlight=False)
         corpus = read_corpus(input, read_config(read_opts))
-        answers = LabelFile(out)
         drawn, threshold = sample_pairs(corpus, dedup_config(method_opts), pairs, seed=seed, floor=floor)
         todo = [p for p in drawn if frozenset((p.a, p.b)) not in answers.done]
         console.print(f"{len(todo)} pairs to label ({len(drawn) - len(todo)} of the {len(drawn)} drawn already in "

@@ -7,18 +7,23 @@ Owns this command's arguments, what it prints and its exit codes; must not choos
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from neardup.cli.common import guard
+from neardup.cli.options import OverwriteOpt
+
+if TYPE_CHECKING:
+    from neardup.results import DedupResult
 
 
 def show(
     outdir: Annotated[Path, typer.Argument(help="An output folder of `neardup dedup`.")],
     key: Annotated[Optional[str], typer.Argument(help="A cluster id, or the id of one of its documents (default: list the largest clusters).")] = None,
-    html: Annotated[Optional[Path], typer.Option("--html", help="Write an HTML report of the run here: the largest clusters, the oversized ones and a sample of pairs near the threshold, each as a side-by-side diff.")] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Write an HTML report of the run here: the largest clusters, the oversized ones and a sample of pairs near the threshold, each as a side-by-side diff. An existing file is replaced only with --overwrite, the run's own files and its input never.")] = None,
     docs: Annotated[int, typer.Option("--docs", help="Documents of a cluster shown (the representative and the next ones).")] = 4,
     chars: Annotated[int, typer.Option("--chars", help="Characters of each text shown in the terminal.")] = 1200,
     clusters: Annotated[int, typer.Option("--clusters", help="Clusters listed (and in the report: largest and oversized each).")] = 10,
@@ -26,6 +31,7 @@ def show(
     seed: Annotated[int, typer.Option("--seed", help="Report: the random seed of that sample.")] = 0,
     input: Annotated[Optional[str], typer.Option("--input", help="The input file, if it is no longer where summary.json says.")] = None,
     width: Annotated[Optional[int], typer.Option("--width", help="Terminal width in characters (default: detected).")] = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Show a run: a cluster's documents side by side with their shared passages highlighted, the largest clusters, or an HTML report (--html)."""
 
@@ -40,6 +46,8 @@ def show(
         if docs < 2:
             raise ValueError(f"--docs must be at least 2 (the representative and one other), got {docs}")
         result = DedupResult.load(outdir, source=input)
+        if html is not None:
+            check_report(html, result, overwrite)
         console = Console(width=width, highlight=False)
         if html is not None:
             path = write_run_report(run_view(result, clusters=clusters, docs=min(docs, 3), sample=sample, seed=seed),
@@ -59,4 +67,21 @@ def show(
     guard(go)
 
 
-__all__ = ["show"]
+def check_report(html: Path, result: DedupResult, overwrite: bool) -> None:
+    """Before any work: the report ``html`` must not be a file the run is read from (its output folder's files,
+    its input), even with ``overwrite``, nor exist unless ``overwrite``
+    (:func:`~neardup.io.write.check_outputs`, an :class:`~neardup.io.write.OutputError` naming it)."""
+    from neardup.io.write import OutputError, check_outputs
+    from neardup.results import OUTPUT_FILES, RUN_FILES
+
+    assert result.output is not None
+    for name in dict.fromkeys((*OUTPUT_FILES, *RUN_FILES)):
+        own = result.output / name
+        if html.resolve() == own.resolve() or (html.exists() and own.exists() and os.path.samefile(html, own)):
+            raise OutputError(f"{html} is the run's {name}: refusing to write over it")
+    named = result.summary.get("input")
+    check_outputs(files=[html], inputs=[s for s in (result.source, named) if s and s != "<memory>"],
+                  overwrite=overwrite)
+
+
+__all__ = ["check_report", "show"]

@@ -28,6 +28,7 @@ TRAIN_OPTIONS: tuple[Option, ...] = (
     option("synthetic", bool, ("--synthetic",), "Make training clusters from the texts with the noise generator (noisy copies + hard negatives).", default=False),
     option("max_minutes", Optional[float], ("--max-minutes",), "Wall-clock budget of the whole command; training stops early (with a checkpoint) to fit it."),
     option("resume", bool, ("--resume",), "Continue from the last checkpoint in OUT (same data and options).", default=False),
+    option("overwrite", bool, ("--overwrite",), "Write into an OUT that exists and is not empty (its model files are replaced); never one that holds or is an input.", default=False),
     option("epochs", int, ("--epochs",), "Passes over the training pairs.", default=1),
     option("steps", Optional[int], ("--steps",), "Planned optimiser steps (overrides --epochs)."),
     option("max_steps", Optional[int], ("--max-steps",), "Stop after this many steps in total, keeping the planned schedule (continue later with --resume)."),
@@ -109,6 +110,29 @@ def _config(kind: str, **kw: Any) -> Any:
         threads=kw["threads"], progress=not kw["quiet"], stop_at_step=kw["max_steps"])
 
 
+def _check_out(kw: dict[str, Any]) -> None:
+    """Before any work: OUT (the model folder) must be a folder that can be written, and must not be, hold or
+    lie inside an input (the data, documents, excluded files, base and candidate models), even with
+    --overwrite; one that exists and is not empty is written into only with --resume (its own checkpoints)
+    or --overwrite. An :class:`~neardup.io.write.OutputError` naming it."""
+    from neardup.io.write import OutputError, check_outputs
+
+    out = Path(kw["out"])
+    check_outputs(folders=[out])
+    root = out.resolve()
+    inputs = [*kw["data"], *(kw["val_data"] or []), *(kw["exclude"] or []), kw["docs"], kw["base"],
+              kw.get("candidates")]
+    for source in (Path(p) for p in inputs if p is not None):
+        src = source.resolve()
+        if src == root or root in src.parents:
+            raise OutputError(f"{out}: --out holds the input {source}; give it a folder of its own")
+        if src.is_dir() and src in root.parents:
+            raise OutputError(f"{out}: --out is inside the input folder {source}; give it a folder of its own")
+    if out.is_dir() and any(out.iterdir()) and not (kw["resume"] or kw["overwrite"]):
+        raise OutputError(f"{out} exists and is not empty: give --overwrite to write the model into it "
+                          "(or --resume to continue its training)")
+
+
 def _train(kind: str, kw: dict[str, Any]) -> None:
     """Run ``neardup train KIND`` with the command's options; print the report."""
 
@@ -116,7 +140,9 @@ def _train(kind: str, kw: dict[str, Any]) -> None:
         from neardup.train import train_biencoder, train_crossencoder
 
         job = train_biencoder if kind == "biencoder" else train_crossencoder
-        report = job(_config(kind, **kw), log=None if kw["quiet"] else (lambda m: typer.echo(m, err=True)))
+        cfg = _config(kind, **kw)
+        _check_out(kw)  # before any work, after the settings' own checks
+        report = job(cfg, log=None if kw["quiet"] else (lambda m: typer.echo(m, err=True)))
         _print(report, kw["fmt"])
         _exit_if_interrupted(report)
 

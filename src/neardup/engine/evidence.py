@@ -209,7 +209,7 @@ def write_run_evidence(run: ShardedRun, n_shards: int, left: np.ndarray, right: 
             bar.update(pending.popleft().result())
             yield read_parquet(root / f"{part:06d}.parquet")
 
-    write_evidence(run.outdir / EVIDENCE_FILE, parts())
+    write_evidence(run.outdir / EVIDENCE_FILE, parts(), run_id=run.run_id)
     bar.close()
     run.timed("evidence", t0)
 

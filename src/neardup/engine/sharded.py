@@ -21,7 +21,8 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
    the keys when a table is large), pairs spilled to disk by partition, then each partition
    de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
    process over the joined vectors (which must fit in memory).
-5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically.
+5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically, each
+   tagged with the run's id (an earlier ``summary.json`` removed first; the new one written last).
 6. ``evidence`` (unless turned off): each pair's views and shared passages (:mod:`neardup.engine.evidence`);
    its texts are read again by a worker while this process clusters and writes.
 """
@@ -62,7 +63,8 @@ from neardup.jit import pays
 from neardup.io.arrow import arrow_array, numpy_of
 from neardup.io.parquet import read_parquet
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
-from neardup.io.write import atomic_path, write_json, write_table
+from neardup.io.write import (SUMMARY_RUN_ID, atomic_path, begin_outputs, new_run_id, with_run_id, write_json,
+                              write_table)
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.progress import progress_bar
 from neardup.verify.overlap import doc_weight_totals
@@ -211,6 +213,8 @@ class ShardedRun(abc.ABC):
         self.config = resolve(config, self._sample_texts(input_path)) if needs_corpus(config) else config
         self.method = methods.get(self.config)
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
+        #: The id every output file of this run carries (:func:`~neardup.io.write.new_run_id`).
+        self.run_id = new_run_id()
         self.timings: dict[str, float] = {}
         self.counts: dict[str, Any] = {}
         self.skipped: list[dict[str, Any]] = []
@@ -471,15 +475,16 @@ class ShardedRun(abc.ABC):
 
     def write(self, n_shards: int, clusters: Clusters, left: np.ndarray, right: np.ndarray,
               scores: np.ndarray) -> None:
-        """Stage 5 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically."""
+        """Stage 5 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically (an earlier
+        run's summary.json removed first: :func:`~neardup.io.write.begin_outputs`)."""
         t0 = time.perf_counter()
         reps = distinct(clusters.labels[clusters.sizes > 1])
         names = self.ids_for(n_shards, distinct(np.concatenate([reps, left, right])))
-        self.outdir.mkdir(parents=True, exist_ok=True)
+        begin_outputs(self.outdir)
         schema = pa.schema([("id", pa.string()), ("cluster", pa.string()), ("cluster_size", pa.int64()),
                             ("is_representative", pa.bool_()), ("oversized", pa.bool_())])
         with atomic_path(self.outdir / "clusters.parquet") as tmp:
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            with pq.ParquetWriter(tmp, with_run_id(schema, self.run_id), compression="zstd") as writer:
                 start = 0
                 for i, size in enumerate(self.shard_sizes()):
                     ids = read_parquet(self.wd.shard(i, "ids.parquet"), ["id"])["id"].combine_chunks()
@@ -496,7 +501,8 @@ class ShardedRun(abc.ABC):
                     }, schema=schema))
                     start += size
         write_table(self.outdir / "pairs.parquet", {
-            "left": names.take(left), "right": names.take(right), "score": scores.astype(np.float64)})
+            "left": names.take(left), "right": names.take(right), "score": scores.astype(np.float64)},
+            run_id=self.run_id)
         self.timed("write", t0)
 
     def map_or_clean(self, outdir_existed: bool) -> int:
@@ -522,7 +528,7 @@ class ShardedRun(abc.ABC):
         return info
 
     def run(self) -> dict[str, Any]:
-        """All stages; returns the summary (also written to ``summary.json``)."""
+        """All stages; returns the summary (also written to ``summary.json``, last, with :attr:`run_id`)."""
         t_start = time.perf_counter()
         outdir_existed = self.outdir.exists()
         if not source_exists(self.input):
@@ -564,7 +570,7 @@ class ShardedRun(abc.ABC):
             n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size), n_empty=info["n_empty"],
             n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)
-        write_json(self.outdir / "summary.json", summary)
+        write_json(self.outdir / "summary.json", {**summary, SUMMARY_RUN_ID: self.run_id})
         if self.engine.keep_work:
             self.wd.settle()
         else:

@@ -2,8 +2,14 @@
 
 Owns file names, atomic array writes and "is this step done?"; must not compute anything.
 
+A work directory is neardup's own: a folder given to it must be new or empty (or one an earlier run made),
+never the output folder, inside it (the default ``OUTDIR/.neardup-work`` aside) or around it, and never hold
+an input (:func:`check_work_dir`, before any work). neardup marks a folder it takes (:data:`MARKER`) and
+clears only a marked one: its own files, then the marker, then the folder if it made it.
+
 Layout of a work directory::
 
+    .neardup-workdir              written first when neardup takes the folder, removed last: it is neardup's
     manifest.json                 what run this is (input, size, mtime, config); resume refuses others
     shards/NNNNNN.ids.parquet     id, text length, input line (representative key) of each document of shard NNNNNN
     shards/NNNNNN.values.npy      the shard's shingle hashes (CSR values) ...
@@ -26,6 +32,7 @@ Layout of a work directory::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -52,6 +59,8 @@ from neardup.text.shingle import ShingleSets
 
 #: The work directory's name inside the output folder, when no other is given.
 DEFAULT_NAME = ".neardup-work"
+#: The file that makes a folder a work directory of neardup's (JSON: whether neardup made the folder).
+MARKER = ".neardup-workdir"
 
 
 def work_root(outdir: str | os.PathLike[str], work_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -60,7 +69,65 @@ def work_root(outdir: str | os.PathLike[str], work_dir: str | os.PathLike[str] |
 
 
 class WorkDirError(ValueError):
-    """The work directory belongs to another run, or is damaged."""
+    """The work directory belongs to another run, is damaged, or is not neardup's to use (it holds files
+    neardup did not write, is or surrounds the output folder, or holds an input)."""
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both resolved)."""
+    return path == folder or folder in path.parents
+
+
+def check_work_dir(work: str | os.PathLike[str], outdir: str | os.PathLike[str],
+                   inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """Refuse, before any work, a work directory whose clearing would destroy what neardup did not write: one
+    that is the output folder, inside it (but for the default ``OUTDIR/.neardup-work``) or around it; one that
+    is, holds or lies inside an input (URLs are not compared); an existing folder with content that no neardup
+    run made (:func:`owned`). A :class:`WorkDirError` naming the folder.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "in.jsonl").write_text("{}")
+    >>> check_work_dir(d / "work", d / "out", [d / "in.jsonl"])
+    >>> check_work_dir(d, d / "out", [d / "in.jsonl"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neardup.engine.workdir.WorkDirError: ...: --work-dir contains the output folder ...
+    """
+    given, out = Path(work), Path(outdir).resolve()
+    root = given.resolve()
+    if root != out / DEFAULT_NAME:
+        if root == out:
+            raise WorkDirError(f"{given}: --work-dir is the output folder; give it a folder of its own "
+                               "(neardup deletes what it leaves there)")
+        if _within(out, root):
+            raise WorkDirError(f"{given}: --work-dir contains the output folder {outdir}; give it a folder of its own")
+        if _within(root, out):
+            raise WorkDirError(f"{given}: --work-dir is inside the output folder {outdir}; give it a folder of its "
+                               "own (or leave it out: the default is OUTDIR/.neardup-work)")
+    for source in inputs:
+        if is_url(source):
+            continue
+        src = Path(source).resolve()
+        if _within(src, root):
+            raise WorkDirError(f"{given}: --work-dir holds the input {source}; give it a folder of its own")
+        if src.is_dir() and _within(root, src):
+            raise WorkDirError(f"{given}: --work-dir is inside the input folder {source}; give it a folder of its own")
+    if root.is_dir() and not owned(root) and any(root.iterdir()):
+        raise WorkDirError(f"{given}: --work-dir holds files neardup did not write; give it a new or empty folder "
+                           "(neardup deletes what it writes there)")
+
+
+def owned(root: str | os.PathLike[str]) -> bool:
+    """Whether the folder ``root`` is a work directory neardup made: it holds :data:`MARKER`, or it is an
+    older version's (named :data:`DEFAULT_NAME`, or holding such a run's ``manifest.json``)."""
+    r = Path(root)
+    if (r / MARKER).is_file() or r.name == DEFAULT_NAME:
+        return True
+    try:
+        manifest = json.loads((r / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and {"input", "config", "batch_docs"} <= manifest.keys()
 
 
 class WorkDir:
@@ -71,13 +138,40 @@ class WorkDir:
         self.shards = self.root / "shards"
         self.pairs = self.root / "pairs"
         self.discarded = self.root / "discarded"
+        self.marker = self.root / MARKER
         self._deleting: list[threading.Thread] = []
 
+    def claim(self) -> None:
+        """Make the directory neardup's: create it (and :data:`MARKER` in it, first) where it is absent, mark an
+        empty folder or an older version's work directory; refuse a folder holding anything else."""
+        if self.marker.is_file():
+            return
+        made = not self.root.exists() or self.root.name == DEFAULT_NAME
+        if not made:
+            if not self.root.is_dir():
+                raise WorkDirError(f"{self.root}: the work directory is a file, not a folder")
+            if any(self.root.iterdir()) and not owned(self.root):
+                raise WorkDirError(f"{self.root}: the work directory holds files neardup did not write; give "
+                                   "--work-dir a new or empty folder")
+            made = owned(self.root)  # an older version's: it made the folder
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_json(self.marker, {"made_folder": made})
+
+    def made_folder(self) -> bool:
+        """Whether neardup made the directory's folder itself (and so removes it in :meth:`clean`)."""
+        if self.root.name == DEFAULT_NAME:
+            return True
+        try:
+            return bool(json.loads(self.marker.read_text()).get("made_folder"))
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def prepare(self, manifest: dict[str, Any], resume: bool) -> bool:
-        """Create the directory; returns True when an earlier run's work is re-used.
+        """Take the directory (:meth:`claim`); returns True when an earlier run's work is re-used.
 
         Without ``resume`` any earlier work is discarded. With it, the earlier manifest must match.
         """
+        self.claim()
         path = self.root / "manifest.json"
         if resume and path.exists():
             try:
@@ -88,8 +182,7 @@ class WorkDir:
                 raise WorkDirError(f"{self.root} holds a run with other input or settings; "
                                    "run without --resume to start over")
             return True
-        if self.root.exists():
-            shutil.rmtree(self.root)
+        self._clear()
         self.shards.mkdir(parents=True)
         self.pairs.mkdir(parents=True)
         write_json(path, manifest)
@@ -139,10 +232,23 @@ class WorkDir:
         shutil.rmtree(self.discarded, ignore_errors=True)
 
     def clean(self) -> None:
-        """Remove the work directory: the manifest first, so a removal cut short is never resumed from."""
+        """Remove the work directory's content: the manifest first, so a removal cut short is never resumed
+        from, the marker last; then the folder, where neardup made it. A folder that is not neardup's
+        (:func:`owned`) is left as it is."""
         self.settle()
+        if not self.root.is_dir() or not owned(self.root):
+            return
+        made = self.made_folder()
         (self.root / "manifest.json").unlink(missing_ok=True)
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._clear()
+        self.marker.unlink(missing_ok=True)
+        if made:
+            with contextlib.suppress(OSError):  # something was put there meanwhile: it stays
+                self.root.rmdir()
+
+    def _clear(self) -> None:
+        """Delete everything in the (claimed) directory but :data:`MARKER`."""
+        _delete([entry for entry in self.root.iterdir() if entry.name != MARKER])
 
 
 def _delete(paths: list[Path]) -> None:

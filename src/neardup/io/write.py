@@ -4,6 +4,12 @@ Owns the output files (clusters.parquet, pairs.parquet, summary.json, JSONL, gzi
 check every command and API call makes on them before any work (:func:`check_outputs`: never an
 input, never an existing file unless overwriting, a folder that can be written); must not compute them.
 An interrupted run leaves either the previous complete file or none, never a half-written one.
+
+The files of one run's output folder carry that run's id (:func:`new_run_id`): ``run_id`` in ``summary.json``
+and :data:`RUN_ID_KEY` in each Parquet file's schema metadata (:func:`with_run_id`, read back by
+:func:`parquet_run_id`), so a folder holding files of different runs (an overwrite killed half-way) is
+recognised; ``summary.json`` is removed before a run replaces any of its files (:func:`begin_outputs`) and
+written last, so a folder without it is an incomplete one.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import gzip
 import json
 import os
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +29,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.io.arrow import arrow_array
+
+
+#: The key of a run's id in the schema metadata of the Parquet files it writes (``run_id`` in its summary.json).
+RUN_ID_KEY = b"neardup.run_id"
+#: The summary's key of the run id.
+SUMMARY_RUN_ID = "run_id"
+#: The file written last in an output folder (removed first when its run is replaced).
+SUMMARY_FILE = "summary.json"
 
 
 class OutputError(ValueError):
@@ -154,10 +169,62 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def write_table(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
+def new_run_id() -> str:
+    """A fresh id for one run's output files (32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def with_run_id(schema: pa.Schema, run_id: str | None) -> pa.Schema:
+    """``schema`` with ``run_id`` in its metadata (:data:`RUN_ID_KEY`); unchanged for None.
+
+    >>> with_run_id(pa.schema([("a", pa.int64())]), "abc").metadata
+    {b'neardup.run_id': b'abc'}
+    """
+    if run_id is None:
+        return schema
+    return schema.with_metadata({**(schema.metadata or {}), RUN_ID_KEY: run_id.encode("ascii")})
+
+
+def parquet_run_id(path: str | os.PathLike[str]) -> str | None:
+    """The run id in the Parquet file ``path`` (None for a file written without one, by an older version);
+    only the file's footer is read."""
+    metadata = pq.read_schema(path).metadata or {}
+    value = metadata.get(RUN_ID_KEY)
+    return value.decode("ascii", "replace") if value is not None else None
+
+
+def begin_outputs(folder: str | os.PathLike[str]) -> Path:
+    """Before a run writes its files into ``folder``: make the folder and remove an earlier run's
+    ``summary.json`` (durably), so that a run stopped before it writes its own summary (last) leaves a
+    folder that is recognisably incomplete, not old results beside some new files. Returns the folder."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = out / SUMMARY_FILE
+    if summary.exists():
+        summary.unlink()
+        _sync_folder(out)
+    return out
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so a removal in it survives power loss (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_table(path: str | os.PathLike[str], columns: dict[str, Any], run_id: str | None = None) -> None:
     """Write columns (name -> list, NumPy or Arrow array; :func:`~neardup.io.arrow.arrow_array`) as a Parquet
-    file, atomically."""
+    file, atomically; ``run_id``: the run it belongs to (:func:`with_run_id`)."""
     table = pa.table({k: arrow_array(v) for k, v in columns.items()})
+    table = table.replace_schema_metadata(with_run_id(table.schema, run_id).metadata)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 
