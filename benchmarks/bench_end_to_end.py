@@ -132,6 +132,8 @@ def main() -> None:
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH of another checkout's src (repeatable)")
     ap.add_argument("--corpus-dir", type=Path, help="keep the built corpus here and re-use it next time")
     ap.add_argument("--corpus", choices=sorted(STORIES), default="pool", help="the corpus builder (bench_scale)")
+    ap.add_argument("--copies", type=int, default=0,
+                    help="clusters of this many documents (an original and its noisy copies) instead of 15%% copies")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     sources = dict(s.split("=", 1) for s in args.src)
@@ -142,10 +144,10 @@ def main() -> None:
             raise SystemExit(f"unknown path {p!r}: rensa, {', '.join(COMMANDS)}, or NAME:one of those with --src NAME=SRC")
     folder = args.corpus_dir or Path(tempfile.mkdtemp(prefix="neardup_e2e_corpus_"))
     folder.mkdir(parents=True, exist_ok=True)
-    corpus = corpus_file(folder, args.n, args.corpus)
+    corpus = corpus_file(folder, args.n, args.corpus, args.copies)
     if not corpus.exists():
         print(f"building {corpus} ...", file=sys.stderr)
-        build(corpus, args.n, sentences(), kind=args.corpus)
+        build(corpus, args.n, sentences(), kind=args.corpus, copies=args.copies)
     result = run(corpus, args.n, paths, args.rounds, sources)
     print(table(result))
     if args.json:

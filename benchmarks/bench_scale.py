@@ -113,18 +113,23 @@ def fresh_stories(pool: list[str], rng: random.Random, replace: float = 0.25, ch
 STORIES = {"fresh": fresh_stories, "pool": pool_stories}
 
 
-def corpus_file(folder: Path, n: int, kind: str) -> Path:
-    """Where a corpus of ``n`` documents of builder ``kind`` lives in ``folder`` (the pool corpus keeps its
-    old name)."""
-    return folder / (f"corpus-{n}.jsonl" if kind == "pool" else f"corpus-{kind}-{n}.jsonl")
+def corpus_file(folder: Path, n: int, kind: str, copies: int = 0) -> Path:
+    """Where a corpus of ``n`` documents of builder ``kind`` (``copies``: clusters of that many) lives in
+    ``folder`` (the pool corpus keeps its old name)."""
+    name = f"corpus-{n}" if kind == "pool" else f"corpus-{kind}-{n}"
+    return folder / (f"{name}-x{copies}.jsonl" if copies else f"{name}.jsonl")
 
 
-def build(path: Path, n: int, pool: list[str], seed: int = 0, kind: str = "pool") -> None:
+def build(path: Path, n: int, pool: list[str], seed: int = 0, kind: str = "pool", copies: int = 0) -> None:
     """Write ``n`` documents to ``path``: originals of builder ``kind`` and, for 15% of them, a noisy copy
-    of one of the last 5,000 originals (written through a temporary file, so an interrupted build leaves
-    no corpus behind)."""
+    of one of the last 5,000 originals; with ``copies``, clusters of that many instead (an original and
+    ``copies - 1`` noisy copies of it, spread over the next documents: the heavily duplicated corpora users
+    de-duplicate). Written through a temporary file, so an interrupted build leaves no corpus behind."""
     rng = random.Random(seed)
     stories = STORIES[kind](pool, rng)
+    if copies:
+        _build_clusters(path, n, stories, rng, copies)
+        return
     recent: list[str] = []
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -137,6 +142,26 @@ def build(path: Path, n: int, pool: list[str], seed: int = 0, kind: str = "pool"
                 if len(recent) > 5000:
                     recent.pop(rng.randrange(len(recent)))
             fh.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+    os.replace(tmp, path)
+
+
+def _build_clusters(path: Path, n: int, stories: Iterator[str], rng: random.Random, copies: int) -> None:
+    """``n`` documents in clusters of ``copies``: each original, then its noisy copies, shuffled within windows
+    of 20 clusters (a copy comes soon after its original, as in a crawl)."""
+    tmp = path.with_name(path.name + ".tmp")
+    window = 20 * copies
+    written = 0
+    with open(tmp, "w", encoding="utf-8") as fh:
+        while written < n:
+            block: list[str] = []
+            for _ in range(20):
+                original = next(stories)
+                block.append(original)
+                block.extend(noisy(original, rng) for _ in range(copies - 1))
+            rng.shuffle(block)
+            for text in block[: min(window, n - written)]:
+                fh.write(json.dumps({"id": f"d{written}", "text": text}) + "\n")
+                written += 1
     os.replace(tmp, path)
 
 

@@ -14,7 +14,12 @@ def test_dedup_on_texts_returns_clusters_pairs_and_representatives():
     assert r.groups() == [["0", "1", "2"]]
     assert r.representatives == ["2", "3"]  # the longest text represents its cluster
     assert r.cluster_ids == ["2", "2", "2", "3"]
-    assert {(a, b) for a, b, _ in r.pairs_by_id()} <= {("0", "1"), ("0", "2"), ("1", "2")}
+    # the pair behind each removal, kept document first: one a removed document
+    assert sorted((a, b) for a, b, _ in r.pairs_by_id()) == [("2", "0"), ("2", "1")]
+    assert [(d["id"], d["kept"], d["copy_of"]) for d in r.decisions] == [
+        ("0", False, "2"), ("1", False, "2"), ("2", True, None), ("3", True, None)]
+    graph = neardup.dedup(texts, all_pairs=True)  # every verified pair, as the graph algorithms see it
+    assert graph.groups() == r.groups() and {(a, b) for a, b, _ in graph.pairs_by_id()} == {("0", "1"), ("0", "2"), ("1", "2")}
 
 
 def test_dedup_accepts_records_paths_and_stage_options(example_path):
@@ -47,3 +52,20 @@ def test_collision_rule_and_hand_set_bands_work_end_to_end(example_path):
     assert a.summary["params"]["min_collisions"] == 10 and b.summary["params"]["bands"] == 32
     assert len(a.groups()) > 20 and len(b.groups()) > 20
     assert np.all(a.scores >= 0.45 - 1e-9)
+
+
+def test_a_giant_cluster_is_decided_against_its_kept_document_in_linear_work():
+    """3,000 copies of one story, each with its own last word: an LSH bucket far over max_bucket. Each copy is a
+    candidate of the longest copy only (the bucket's centre: the document the policy keeps), verified against it
+    and removed as its copy: one candidate pair, one written pair and one piece of evidence a removed document."""
+    story = ("The port authority approved a plan on Friday to rebuild the old harbour bridge, closed since the "
+             "storm in March, at a cost of 40 million euros over three years, officials said. ")
+    texts = [story + f"ref{i}" + " tail" * (i == 1234) for i in range(3000)]
+    # unweighted: in a corpus of nothing but these copies IDF weighs the shared words at 0
+    r = neardup.dedup(texts, method="minhash", verify__score="jaccard")
+    kept = [d for d in r.decisions if d["kept"]]
+    assert [d["id"] for d in kept] == ["1234"]  # the longest
+    assert all(d["copy_of"] == "1234" and d["score"] >= r.summary["params"]["threshold"] for d in r.decisions
+               if not d["kept"])
+    assert r.summary["n_pairs_written"] == 2999 and len(r.evidence()) == 2999
+    assert r.summary["n_candidates"] < 3 * 3000  # linear: the star of each oversized bucket, not 4.5M pairs

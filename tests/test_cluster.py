@@ -30,8 +30,11 @@ def test_representative_is_longest_then_first_seen():
 def test_oversized_clusters_are_flagged():
     n = 6
     left, right = np.arange(4), np.arange(1, 5)
-    c = cluster_pairs(n, left, right, np.ones(4), np.ones(n), ClusterConfig(max_cluster_size=3))
+    c = cluster_pairs(n, left, right, np.ones(4), np.ones(n), ClusterConfig(algorithm="components", max_cluster_size=3))
     assert c.oversized.tolist() == [True] * 5 + [False]
+    star = cluster_pairs(n, np.zeros(4, dtype=np.int64), np.arange(1, 5), np.ones(4), np.ones(n),
+                         ClusterConfig(max_cluster_size=3))  # greedy: the kept document and its four copies
+    assert star.oversized.tolist() == [True] * 5 + [False]
 
 
 def _two_cliques_joined_by_weak_edge():
@@ -113,11 +116,74 @@ def test_clustering_a_large_corpus_with_few_pairs_holds_little_beyond_its_result
     lengths = rng.integers(1, 100, n)
     tracemalloc.start()
     try:
-        clusters = cluster_pairs(n, left, right, np.ones(1000), lengths)
+        clusters = cluster_pairs(n, left, right, np.ones(1000), lengths, ClusterConfig(algorithm="components"))
         peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        greedy = cluster_pairs(n, left, right, np.ones(1000), lengths)
+        greedy_peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     outside = np.setdiff1d(np.arange(n), np.concatenate([left, right]))
     assert np.array_equal(clusters.labels[outside], outside) and (clusters.sizes[outside] == 1).all()
     assert (clusters.sizes[left] >= 2).all() and (clusters.labels[left] == clusters.labels[right]).all()
     assert peak < 20 * n, peak / n
+    assert np.array_equal(greedy.labels[outside], outside)
+    assert greedy.unlinked().size == 0 and greedy_peak < 20 * n + 17 * n, greedy_peak / n  # (the components' result still held)
+
+
+def _greedy_reference(n, edges, scores, lengths):
+    """The decision rule written as plainly as it reads: in the representative order (longest, then first
+    seen), a document is removed as a copy of the best-scoring document already kept that it was verified
+    against, else kept."""
+    order = sorted(range(n), key=lambda i: (-lengths[i], i))
+    kept, copy_of = set(), {}
+    for d in order:
+        best = None
+        for (a, b), s in zip(edges, scores):
+            other = b if a == d else a if b == d else None
+            if other is not None and other in kept and (best is None or s > best[0]
+                                                          or (s == best[0] and order.index(other) < order.index(best[1]))):
+                best = (s, other)
+        if best is None:
+            kept.add(d)
+        else:
+            copy_of[d] = best[1]
+    return [copy_of.get(i, i) for i in range(n)]
+
+
+@given(st.integers(2, 25), st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24), st.integers(1, 4)), max_size=60),
+       st.lists(st.integers(1, 6), min_size=25, max_size=25))
+@settings(max_examples=150, deadline=None)
+def test_greedy_removes_a_document_only_as_a_verified_copy_of_a_kept_one(n, raw, raw_lengths):
+    seen, edges, scores = set(), [], []
+    for a, b, s in raw:
+        a, b = a % n, b % n
+        if a != b and (min(a, b), max(a, b)) not in seen:
+            seen.add((min(a, b), max(a, b)))
+            edges.append((a, b))
+            scores.append(s / 4)
+    lengths = np.array(raw_lengths[:n])
+    left = np.array([a for a, _ in edges], dtype=np.int64)
+    right = np.array([b for _, b in edges], dtype=np.int64)
+    c = cluster_pairs(n, left, right, np.array(scores), lengths)
+    assert c.labels.tolist() == _greedy_reference(n, edges, scores, lengths)
+    verified = {(a, b): s for (a, b), s in zip(edges, scores)} | {(b, a): s for (a, b), s in zip(edges, scores)}
+    kept, removed, link = c.links()
+    assert removed.tolist() == np.flatnonzero(~c.is_representative).tolist() and c.unlinked().size == 0
+    for k, r, s in zip(kept.tolist(), removed.tolist(), link.tolist()):
+        assert c.is_representative[k] and verified[(k, r)] == s  # a kept document, by a verified pair
+        assert lengths[k] >= lengths[r]  # that is not shorter (the policy's order)
+    assert np.array_equal(np.bincount(c.labels, minlength=n)[c.labels], c.sizes)
+
+
+def test_greedy_keeps_what_a_chain_would_remove():
+    """Replies that each quote one post: the post matches every reply, the replies match nothing of each
+    other. Components make one cluster and keep one reply; greedy keeps every reply and removes the post."""
+    post, replies = 0, [1, 2, 3]
+    lengths = np.array([10, 30, 25, 20])
+    left, right = np.array([post] * 3), np.array(replies)
+    chain = cluster_pairs(4, left, right, np.ones(3), lengths, ClusterConfig(algorithm="components"))
+    assert chain.is_representative.tolist() == [False, True, False, False] and chain.unlinked().tolist() == [2, 3]
+    c = cluster_pairs(4, left, right, np.ones(3), lengths)
+    assert c.is_representative.tolist() == [False, True, True, True]
+    assert c.copy_of.tolist() == [1, -1, -1, -1]

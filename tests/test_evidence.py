@@ -131,7 +131,7 @@ def test_a_chunked_run_reads_the_texts_again_from_any_format(example_path, tmp_p
     ref = neardup.dedup(path)
     got = neardup.dedup(path, engine=EngineConfig(name="local", workers=1, progress=False, batch_docs=50),
                         output=tmp_path / "o")
-    assert got.evidence() == ref.evidence() and len(ref.evidence()) == ref.summary["n_pairs"] > 50
+    assert got.evidence() == ref.evidence() and len(ref.evidence()) == ref.summary["n_pairs_written"] > 50
 
 
 def test_the_text_store_reads_each_text_back_without_mapping_the_store(tmp_path, monkeypatch):

@@ -196,4 +196,4 @@ def test_show_and_keep_of_a_run_import_no_pandas_where_it_is_installed(tmp_path)
     assert "pyarrow" in imported and "pandas" not in imported
     code = (f"from neardup.io.keep import kept_ids; import sys; ids = kept_ids({str(out / 'clusters.parquet')!r}); "
             "print(len(ids), 'pandas' in sys.modules)")
-    assert _python("-c", code).stdout.split() == ["227", "False"]
+    assert _python("-c", code).stdout.split() == ["230", "False"]

@@ -99,7 +99,7 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
           engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
           overwrite: bool = False, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, on_error: str | None = None, progress: bool = False,
-          evidence: bool | None = None,
+          evidence: bool | None = None, all_pairs: bool | None = None,
           **stage_options: Any) -> DedupResult:
     """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
 
@@ -111,7 +111,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
     ``summary.json`` into (a chunked run's result is then read from it when first used), and
     ``evidence.parquet`` unless ``evidence=False`` (or ``EngineConfig(evidence=False)``): why each pair
-    matched (:meth:`DedupResult.evidence`); before any work, an output that is the input, an existing
+    matched (:meth:`DedupResult.evidence`); ``all_pairs``: every verified pair rather than the link behind each
+    removed document (``greedy``, the default); before any work, an output that is the input, an existing
     output (unless ``overwrite``, or a ``resume`` of the run that wrote it) or a folder that cannot be
     written is an :class:`~neardup.io.write.OutputError`. ``read`` (or ``text_field``, ``id_field``,
     ``on_error``) says how records become documents.
@@ -125,6 +126,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
     if evidence is not None:
         eng = eng.replace(evidence=evidence)
+    if all_pairs is not None:
+        eng = eng.replace(all_pairs=all_pairs)
     _check_data(data)
     if output is not None:
         check_dedup_outputs(data, output, eng, overwrite)

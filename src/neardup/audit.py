@@ -1,5 +1,6 @@
-"""Reading a finished run to audit it: a cluster's documents side by side with the passages they share,
-the largest and the oversized clusters, and a seeded sample of the pairs nearest the threshold.
+"""Reading a finished run to audit it, what matters first: the weakest decisions (removed documents whose link
+to the kept one scores lowest), a seeded sample of the pairs nearest the threshold, the oversized and the
+largest clusters, and a cluster's documents side by side with the passages they share.
 
 Owns choosing what to read and gathering it (ids, texts, scores, views and shared passages) into plain
 records the renderers take (:mod:`neardup.report.terminal`, :mod:`neardup.report.run`); must not render,
@@ -67,8 +68,9 @@ class ClusterRow:
 
 @dataclass
 class RunView:
-    """What the HTML run report shows: the summary, the largest clusters, the oversized ones, and a seeded
-    sample of pairs near the threshold (``near_band`` above it)."""
+    """What the HTML run report shows: the summary, the weakest decisions (each removed document beside the
+    kept one, lowest link score first), a seeded sample of pairs near the threshold (``near_band`` above it),
+    the oversized and the largest clusters; and for its plots, the links' scores and the clusters' sizes."""
 
     summary: dict[str, Any]
     threshold: float
@@ -78,6 +80,9 @@ class RunView:
     near_band: float
     n_near: int
     seed: int
+    weakest: list[PairView] = field(default_factory=list)
+    link_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
+    cluster_sizes: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 def cluster_of(result: DedupResult, key: str) -> str:
@@ -212,26 +217,48 @@ def near_threshold(result: DedupResult, n: int = 20, seed: int = 0, band: float 
     return [(ids[int(result.left[k])], ids[int(result.right[k])], float(scores[k])) for k in pick], int(near.size)
 
 
+def weakest_links(result: DedupResult, n: int = 10) -> list[tuple[str, str, float]]:
+    """The ``n`` removals most worth reading: ``(kept, removed, score)`` of the removed documents whose verified
+    link to the document kept for them scores lowest, lowest first (ties: input order).
+
+    >>> import neardup
+    >>> r = neardup.dedup(["the cat sat on the mat today", "the cat sat on the mat", "a dog barked"])
+    >>> weakest_links(r)
+    [('0', '1', 1.0)]
+    """
+    clusters, ids = result.clusters, result.ids
+    if clusters.linked is None:
+        return []
+    kept, removed, scores = clusters.links()
+    pick = np.lexsort((removed, scores))[:n]
+    return [(ids[int(kept[k])], ids[int(removed[k])], float(scores[k])) for k in pick]
+
+
 def run_view(result: DedupResult, clusters: int = 10, docs: int = 3, sample: int = 20, seed: int = 0,
              band: float = NEAR_BAND) -> RunView:
-    """What the run report shows (see :class:`RunView`): the ``clusters`` largest and up to as many
-    oversized clusters, each with its representative beside ``docs - 1`` members, and ``sample`` pairs
-    near the threshold; the texts are read once for all of them."""
+    """What the run report shows (see :class:`RunView`): the ``sample`` weakest decisions, ``sample`` pairs
+    near the threshold, the ``clusters`` largest and up to as many oversized clusters, each with its
+    representative beside ``docs - 1`` members; the texts are read once for all of them."""
     ids = result.ids
     largest = [c.cluster for c in largest_clusters(result, clusters, preview=0)]
     oversized = [c.cluster for c in largest_clusters(result, clusters, oversized_only=True, preview=0)]
     near, n_near = near_threshold(result, sample, seed, band)
-    needed: set[str] = {a for a, _, _ in near} | {b for _, b, _ in near}
+    weakest = weakest_links(result, sample)
+    needed: set[str] = {a for a, _, _ in near} | {b for _, b, _ in near} | {d for a, b, _ in weakest for d in (a, b)}
     for c in dict.fromkeys(largest + oversized):
         needed.update(ids[i] for i in _members(result, c)[: max(2, docs)])
     texts = result.texts(needed)
     views = {c: cluster_view(result, c, max_docs=docs, texts=texts) for c in dict.fromkeys(largest + oversized)}
-    stored = _evidence_of(result, {(a, b) for a, b, _ in near})
+    stored = _evidence_of(result, {(a, b) for a, b, _ in near + weakest})
     threshold = float((result.summary.get("params") or {}).get("threshold", 0.0))
+    cl = result.clusters
     return RunView(summary=result.summary, threshold=threshold, largest=[views[c] for c in largest],
                    oversized=[views[c] for c in oversized], near=[pair_view(a, b, texts, stored, s) for a, b, s in near],
-                   near_band=band, n_near=n_near, seed=seed)
+                   near_band=band, n_near=n_near, seed=seed,
+                   weakest=[pair_view(a, b, texts, stored, s) for a, b, s in weakest],
+                   link_scores=cl.link_scores if cl.link_scores is not None else result.scores,
+                   cluster_sizes=cl.sizes[cl.is_representative & (cl.sizes > 1)])
 
 
 __all__ = ["NEAR_BAND", "ClusterRow", "ClusterView", "PairView", "RunView", "cluster_of", "cluster_view",
-           "largest_clusters", "near_threshold", "pair_view", "run_view"]
+           "largest_clusters", "near_threshold", "pair_view", "run_view", "weakest_links"]

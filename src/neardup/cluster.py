@@ -2,6 +2,12 @@
 
 Owns graph -> groups; must not score pairs or read/write files.
 
+* ``greedy`` (the default): one decision per document. Documents are taken in the representative
+  policy's order; each is kept unless it has a verified pair with a document already kept, and then it
+  is removed as a copy of that kept document (the best-scoring one). A removed document never keeps or
+  removes another, so no chain of pairs removes a document that copies nothing kept, and every removed
+  document has the one verified link that justifies it (:meth:`Clusters.links`). The work is one sort of
+  the verified pairs and one pass over them;
 * ``components``: connected components (every chain of duplicates is one cluster);
 * ``louvain`` / ``leiden``: modularity communities on the score-weighted graph, run per connected
   component, which breaks weak links that chain unrelated groups together (templates, updates);
@@ -9,7 +15,7 @@ Owns graph -> groups; must not score pairs or read/write files.
   over all their cross pairs (a pair that was not verified counts 0) reaches the threshold, so a chain
   A~B~C whose ends do not match stays split.
 
-Cluster ids are the index of the cluster's representative document, chosen by a policy
+Cluster ids are the index of the cluster's representative document (the one kept), chosen by a policy
 (:attr:`~neardup.config.ClusterConfig.representative`): by default the longest text, ties going to the
 first seen. So ids and representatives are deterministic and independent of the algorithm's order. The
 per-document values a policy ranks by (:func:`representative_keys`) are computed where the texts are
@@ -28,6 +34,7 @@ import numpy as np
 
 from neardup.arrays import distinct
 from neardup.config import ClusterConfig, ConfigError
+from neardup.jit import compiled, pays
 
 
 @dataclass(frozen=True)
@@ -37,11 +44,53 @@ class Clusters:
     ``labels[i]`` is the index of document i's representative (a singleton is its own);
     ``sizes[i]`` the size of document i's cluster; ``oversized[i]`` whether that cluster is larger
     than the configured ``max_cluster_size`` (templates, boilerplate: check before trusting it).
+    ``linked`` (sorted) are the removed documents that have a verified pair with the document kept for
+    them (their representative), and ``link_scores`` those pairs' scores: under ``greedy`` every removed
+    document; under ``components`` or a community, not those put with the representative through other
+    documents. None where the pairs were not at hand.
     """
 
     labels: np.ndarray
     sizes: np.ndarray
     oversized: np.ndarray
+    linked: np.ndarray | None = None
+    link_scores: np.ndarray | None = None
+
+    @property
+    def copy_of(self) -> np.ndarray:
+        """For each document, the index of the kept document it is removed as a copy of; -1 where it is kept."""
+        return np.where(self.is_representative, -1, self.labels)
+
+    def links(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The verified pair behind each removal, ``(kept, removed, score)``, in the removed documents' order
+        (removed documents without a verified pair with their kept document have none).
+
+        >>> c = cluster_pairs(3, np.array([0, 1]), np.array([1, 2]), np.array([0.9, 0.8]), np.array([9, 5, 1]),
+        ...                   ClusterConfig(algorithm="components"))
+        >>> [x.tolist() for x in c.links()]
+        [[0], [1], [0.9]]
+        """
+        if self.linked is None or self.link_scores is None:
+            raise ValueError("these clusters were made without their pairs' scores")
+        return self.labels[self.linked], self.linked, self.link_scores
+
+    def link_scores_of(self, start: int, stop: int) -> np.ndarray:
+        """The link score of each document in ``[start, stop)``: NaN where it is kept or has no link.
+
+        >>> cluster_pairs(3, np.array([0]), np.array([2]), np.array([0.7]), np.array([5, 1, 1])).link_scores_of(1, 3).tolist()
+        [nan, 0.7]
+        """
+        out = np.full(stop - start, np.nan)
+        if self.linked is not None and self.link_scores is not None:
+            lo, hi = np.searchsorted(self.linked, [start, stop])
+            out[self.linked[lo:hi] - start] = self.link_scores[lo:hi]
+        return out
+
+    def unlinked(self) -> np.ndarray:
+        """The removed documents that have no verified pair with the document kept for them (none under
+        ``greedy``): what a chain of pairs removed."""
+        removed = np.flatnonzero(~self.is_representative)
+        return removed if self.linked is None else np.setdiff1d(removed, self.linked, assume_unique=True)
 
     @property
     def is_representative(self) -> np.ndarray:
@@ -217,27 +266,115 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     Representatives: by the policy's ``keys`` (:func:`representative_keys`; lower wins) when given, then
     by ``lengths`` (text length per document: longest), then first seen; ``first`` ranks by ``keys``
     (when given) then input order. ``threshold`` (the method's) is the mean score average linkage needs
-    (default: the lowest score).
+    (default: the lowest score). The result's links (:meth:`Clusters.links`) come from the same pairs.
 
     >>> c = cluster_pairs(4, np.array([0]), np.array([2]), np.array([0.9]), np.array([10, 5, 30, 1]))
     >>> c.labels.tolist(), c.sizes.tolist()
     ([2, 1, 2, 3], [2, 1, 2, 1])
+
+    A chain: 1 copies 0 and 2 copies 1, but 2 was not verified against 0, the document kept. ``greedy`` keeps
+    2; ``components`` removes it through 1:
+
+    >>> ab, sc, ln = (np.array([0, 1]), np.array([1, 2])), np.array([0.9, 0.8]), np.array([30, 20, 10])
+    >>> cluster_pairs(3, *ab, sc, ln).labels.tolist()
+    [0, 0, 2]
+    >>> cluster_pairs(3, *ab, sc, ln, ClusterConfig(algorithm="components")).labels.tolist()
+    [0, 0, 0]
     """
     cfg = config or ClusterConfig()
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
     nodes = paired_documents(left, right)
     a, b = np.searchsorted(nodes, left), np.searchsorted(nodes, right)  # the pairs among the paired documents
-    if cfg.algorithm == "agglomerative":  # (a monotone renumbering: its ties go to the same documents)
+    if cfg.algorithm in (None, "greedy"):
+        ranks = _priority(np.asarray(lengths)[nodes], cfg, None if keys is None else np.asarray(keys)[nodes])
+        groups = greedy_copies(nodes.size, a, b, scores, ranks)
+    elif cfg.algorithm == "agglomerative":  # (a monotone renumbering: its ties go to the same documents)
         floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
-        groups = average_linkage(nodes.size, a, b, np.asarray(scores, dtype=np.float64), floor)
-        return clusters_of_groups(n, nodes, groups, lengths, cfg, keys)
-    groups = connected_components(nodes.size, a, b)
-    if cfg.algorithm not in (None, "components") and left.size:
-        # Community detection within the components (a community never spans two: prefixed to be safe).
-        membership = _communities(nodes.size, a, b, np.asarray(scores, dtype=np.float64), cfg)
-        _, groups = np.unique(groups * (nodes.size + 1) + membership, return_inverse=True)
-    return clusters_of_groups(n, nodes, groups, lengths, cfg, keys)
+        groups = average_linkage(nodes.size, a, b, scores, floor)
+    else:
+        groups = connected_components(nodes.size, a, b)
+        if cfg.algorithm != "components" and left.size:
+            # Community detection within the components (a community never spans two: prefixed to be safe).
+            membership = _communities(nodes.size, a, b, scores, cfg)
+            _, groups = np.unique(groups * (nodes.size + 1) + membership, return_inverse=True)
+    return with_links(clusters_of_groups(n, nodes, groups, lengths, cfg, keys), left, right, scores)
+
+
+def greedy_copies(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """One decision per document over verified pairs: the documents in the order of ``ranks`` (lower first,
+    distinct), each kept unless it has a pair with a document already kept, and then a copy of the
+    best-scoring such document (ties: the first in that order). Returns each of ``n`` documents' group: its
+    own index where kept, the kept document's where removed. The work is one sort of the pairs and one pass.
+
+    >>> greedy_copies(4, np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([0.9, 0.9, 0.7]), np.arange(4)).tolist()
+    [0, 0, 2, 2]
+    """
+    copy_of = np.full(n, -1, dtype=np.int64)
+    if left.size:
+        swap = ranks[left] > ranks[right]
+        first = np.where(swap, right, left)  # the end decided first
+        later = np.where(swap, left, right)
+        order = np.lexsort((ranks[first], -scores, ranks[later]))
+        (_greedy_loop if pays(left.size) else _greedy_loop.py_func)(first, later, order, copy_of)
+    return np.where(copy_of < 0, np.arange(n, dtype=np.int64), copy_of)
+
+
+@compiled
+def _greedy_loop(first: np.ndarray, later: np.ndarray, order: np.ndarray, copy_of: np.ndarray) -> None:
+    # The pairs by their later end: when a document's pairs come, every document before it is decided.
+    for k in range(order.size):
+        i = order[k]
+        f = first[i]
+        t = later[i]
+        if copy_of[t] < 0 and copy_of[f] < 0:
+            copy_of[t] = f
+
+
+def with_links(clusters: Clusters, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
+    """``clusters`` with :attr:`Clusters.linked` and :attr:`Clusters.link_scores` from the verified pairs
+    ``(left, right, scores)``: each removed document's best score with its representative. Memory in
+    the pairs, not the corpus.
+
+    >>> c = with_links(cluster_pairs(3, np.array([0]), np.array([2]), np.array([0.7]), np.array([5, 1, 1])),
+    ...                np.array([2, 0]), np.array([0, 2]), np.array([0.7, 0.8]))
+    >>> c.linked.tolist(), c.link_scores.tolist()
+    ([2], [0.8])
+    """
+    labels = clusters.labels
+    ends = np.concatenate([left, right]).astype(np.int64)
+    removed = np.concatenate([right, left]).astype(np.int64)
+    score = np.concatenate([scores, scores]).astype(np.float64)
+    direct = (labels[removed] == ends) & (removed != ends)
+    removed, score = removed[direct], score[direct]
+    order = np.lexsort((-score, removed))
+    removed, score = removed[order], score[order]
+    first = np.ones(removed.size, dtype=bool)
+    first[1:] = removed[1:] != removed[:-1]
+    return Clusters(labels=labels, sizes=clusters.sizes, oversized=clusters.oversized,
+                    linked=removed[first], link_scores=score[first])
+
+
+def written_pairs(clusters: Clusters, left: np.ndarray, right: np.ndarray, scores: np.ndarray,
+                  config: ClusterConfig | None = None, all_pairs: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs a run writes (``pairs.parquet``, the evidence): under ``greedy``, unless ``all_pairs``, the link
+    behind each removed document, ``(kept, removed, score)`` in the removed documents' order (one a removal:
+    the work and the files grow with documents, not with the pairs inside a cluster); else every verified
+    pair ``(left, right, scores)``, the graph the other algorithms cut.
+
+    >>> c = cluster_pairs(3, np.array([0, 0, 1]), np.array([1, 2, 2]), np.array([.9, .8, .7]), np.array([9, 5, 1]))
+    >>> [x.tolist() for x in written_pairs(c, np.array([0, 0, 1]), np.array([1, 2, 2]), np.array([.9, .8, .7]))]
+    [[0, 0], [1, 2], [0.9, 0.8]]
+    """
+    algorithm = (config or ClusterConfig()).algorithm
+    if all_pairs or algorithm not in (None, "greedy"):
+        return left, right, scores
+    kept, removed, score = clusters.links()
+    if removed.size != int((~clusters.is_representative).sum()):
+        raise AssertionError("a removed document without a verified link to the document kept for it")
+    return kept, removed, score
 
 
 def paired_documents(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -269,14 +406,7 @@ def clusters_of_groups(n: int, nodes: np.ndarray, groups: np.ndarray, lengths: n
 def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> Clusters:
     n = groups.size
     _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    # Representative: the policy's key (lower wins), then the longest text, then the smallest index
-    # (first seen); "first" skips the length.
-    ranks: list[np.ndarray] = [np.arange(n)]
-    if cfg.representative != "first":
-        ranks.append(-lengths.astype(np.int64))
-    if keys is not None:
-        ranks.append(np.asarray(keys, dtype=np.float64))
-    order = np.lexsort((*ranks, inverse))
+    order = np.lexsort((_priority(lengths, cfg, keys), inverse))
     first = np.ones(n, dtype=bool)
     first[1:] = inverse[order][1:] != inverse[order][:-1]
     rep_of_group = np.empty(counts.size, dtype=np.int64)
@@ -284,6 +414,24 @@ def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig, keys:
     labels = rep_of_group[inverse]
     sizes = counts[inverse]
     return Clusters(labels=labels, sizes=sizes, oversized=_oversized(sizes, cfg))
+
+
+def _priority(lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> np.ndarray:
+    """Each document's place in the representative policy's order (0 first): the policy's key (lower wins),
+    then the longest text, then the smallest index (first seen); ``first`` skips the length.
+
+    >>> _priority(np.array([5, 9, 9]), ClusterConfig()).tolist()
+    [2, 0, 1]
+    """
+    n = lengths.size
+    ranks: list[np.ndarray] = [np.arange(n)]
+    if cfg.representative != "first":
+        ranks.append(-lengths.astype(np.int64))
+    if keys is not None:
+        ranks.append(np.asarray(keys, dtype=np.float64))
+    place = np.empty(n, dtype=np.int64)
+    place[np.lexsort(ranks)] = np.arange(n)
+    return place
 
 
 def _oversized(sizes: np.ndarray, cfg: ClusterConfig) -> np.ndarray:

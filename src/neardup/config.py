@@ -24,7 +24,7 @@ METHODS: tuple[str, ...] = get_args(MethodName)
 EngineName = Literal["memory", "local", "ray"]
 ENGINES: tuple[str, ...] = get_args(EngineName)
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
-CLUSTER_ALGORITHMS: tuple[str, ...] = ("components", "louvain", "leiden", "agglomerative")
+CLUSTER_ALGORITHMS: tuple[str, ...] = ("greedy", "components", "louvain", "leiden", "agglomerative")
 #: Which document represents a cluster (see :func:`neardup.cluster.representative_keys`).
 REPRESENTATIVES: tuple[str, ...] = ("longest", "first", "cleanest", "largest")
 VERIFY_SCORES: tuple[str, ...] = ("weighted-overlap", "weighted-jaccard", "overlap", "jaccard", "none")
@@ -133,7 +133,9 @@ class EngineConfig:
     started). ``memory_limit`` (bytes, or a size such as ``"2GB"``) plans the chunked engines' batches and
     partitions; ``workers`` (0: one per core, and none beside this process for an input of at most 20,000
     documents); ``work_dir`` (default ``OUTDIR/.neardup-work``); ``evidence``: also write each pair's
-    evidence (``evidence.parquet``, :mod:`neardup.evidence`).
+    evidence (``evidence.parquet``, :mod:`neardup.evidence`); ``all_pairs``: write every verified pair (the
+    graph) to ``pairs.parquet`` and the evidence, where ``greedy`` otherwise writes the one link behind each
+    removed document (:func:`neardup.cluster.written_pairs`).
 
     >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
     1000000000
@@ -149,6 +151,7 @@ class EngineConfig:
     batch_docs: int | None = None
     address: str | None = None
     evidence: bool = True
+    all_pairs: bool = False
 
     def __post_init__(self) -> None:
         _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
@@ -367,7 +370,8 @@ class VerifyConfig:
 class ClusterConfig:
     """How the graph of verified pairs becomes groups, and which groups are too big to trust.
 
-    ``algorithm=None``: the method's default (connected components, or Leiden for ``hybrid``).
+    ``algorithm=None``: the method's default (``greedy``: a document is removed only as a verified copy of a
+    kept one; Leiden for ``hybrid``).
     ``representative``: which document represents (and names) its cluster: ``longest`` (the longest
     text), ``first`` (the first in input order, or with ``representative_field`` the earliest value of
     that field: numbers or ISO dates), ``cleanest`` (the fewest noise characters per character, see

@@ -17,7 +17,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.calibrate import needs_corpus, resolve
-from neardup.cluster import cluster_pairs, representative_keys
+from neardup.cluster import cluster_pairs, representative_keys, written_pairs
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
@@ -125,9 +125,11 @@ def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndar
     return left[keep], right[keep], scores[keep], info
 
 
-def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None) -> DedupResult:
+def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None,
+                 all_pairs: bool = False) -> DedupResult:
     """Finish a run from prepared representations (candidates, verify, cluster, summary); ``read``: how
-    the corpus was read (recorded in the summary). A ``config`` the corpus calibrates (``auto``; multiview
+    the corpus was read (recorded in the summary); ``all_pairs``: the result holds every verified pair, not
+    only the links its decisions rest on (:func:`~neardup.cluster.written_pairs`). A ``config`` the corpus calibrates (``auto``; multiview
     without view thresholds) is resolved on the prepared texts, as :func:`prepare` resolved its own."""
     if config is None or config.method == "auto":
         cfg = prep.config
@@ -144,6 +146,7 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     corpus = prep.corpus
     keys = representative_keys(corpus.texts, corpus.fields.get(cfg.cluster.representative_field or ""), cfg.cluster)
     clusters = cluster_pairs(len(corpus), left, right, scores, prep.lengths, cfg.cluster, keys, threshold=cfg.threshold)
+    left, right, scores = written_pairs(clusters, left, right, scores, cfg.cluster, all_pairs)
     timings = dict(prep.timings)
     timings.update(candidates=info["seconds_candidates"], verify=info["seconds_verify"],
                    cluster=time.perf_counter() - t1)
@@ -154,7 +157,7 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     summary = build_summary(source=corpus.source, clusters=counts, params=method.describe(),
                             n_candidates=info["n_candidates"], n_pairs=info["n_verified"], n_empty=corpus.n_empty,
                             n_truncated=corpus.n_truncated, skipped=corpus.skipped, timings=timings,
-                            seconds=sum(timings.values()), engine=engine, read=read)
+                            seconds=sum(timings.values()), engine=engine, read=read, n_written=left.size)
     return DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
 
 

@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neardup.cluster import Clusters
+from neardup.cluster import Clusters, with_links
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from neardup.audit import ClusterView
 
-CLUSTER_COLUMNS: tuple[str, ...] = ("id", "cluster", "cluster_size", "is_representative", "oversized")
+CLUSTER_COLUMNS: tuple[str, ...] = ("id", "kept", "copy_of", "score", "cluster", "cluster_size", "is_representative",
+                                    "oversized")
 PAIR_COLUMNS: tuple[str, ...] = ("left", "right", "score")
 OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.json")
 MATCH_FILES: tuple[str, ...] = ("matches.parquet", "summary.json")
@@ -158,21 +159,29 @@ class DedupResult:
 
     def _load_output(self) -> None:
         from neardup.io.arrow import numpy_of
-        from neardup.io.parquet import read_parquet
+        from neardup.io.parquet import present_columns, read_parquet
 
         assert self.output is not None
         check_same_run(self.output, self.run_id, RUN_FILES[:2])  # replaced since the summary was read?
-        table = read_parquet(self.output / "clusters.parquet", CLUSTER_COLUMNS)
+        table = read_parquet(self.output / "clusters.parquet", present_columns(self.output / "clusters.parquet",
+                                                                              CLUSTER_COLUMNS))
         ids = table["id"].to_pylist()
         index = {doc_id: i for i, doc_id in enumerate(ids)}
         labels = np.fromiter((index[c] for c in table["cluster"].to_pylist()), dtype=np.int64, count=len(ids))
         self._ids = ids
-        self._clusters = Clusters(labels=labels, sizes=numpy_of(table["cluster_size"]).astype(np.int64),
-                                  oversized=numpy_of(table["oversized"]).astype(bool))
+        clusters = Clusters(labels=labels, sizes=numpy_of(table["cluster_size"]).astype(np.int64),
+                            oversized=numpy_of(table["oversized"]).astype(bool))
         pairs = read_parquet(self.output / "pairs.parquet", PAIR_COLUMNS)
         self._left = np.fromiter((index[x] for x in pairs["left"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
         self._right = np.fromiter((index[x] for x in pairs["right"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
         self._scores = numpy_of(pairs["score"]).astype(np.float64)
+        if "score" in table.column_names:  # the decisions as written
+            link = numpy_of(table["score"]).astype(np.float64)
+            linked = np.flatnonzero(~np.isnan(link))
+            clusters = Clusters(clusters.labels, clusters.sizes, clusters.oversized, linked, link[linked])
+        else:  # a folder written before the decision columns: the links among its pairs
+            clusters = with_links(clusters, self._left, self._right, self._scores)
+        self._clusters = clusters
 
     def _ready(self) -> None:
         if self._loader is not None:
@@ -288,13 +297,7 @@ class DedupResult:
         cluster_ids = self.cluster_ids
         evidence = self.evidence_table() if self.has_evidence else None  # read before any file is replaced
         begin_outputs(out)
-        write_table(out / "clusters.parquet", {
-            "id": ids,
-            "cluster": cluster_ids,
-            "cluster_size": self.clusters.sizes.astype(np.int64),
-            "is_representative": self.clusters.is_representative,
-            "oversized": self.clusters.oversized,
-        }, run_id=run_id)
+        write_table(out / "clusters.parquet", self.decision_columns(ids, cluster_ids), run_id=run_id)
         write_table(out / "pairs.parquet", {
             "left": [ids[i] for i in self.left],
             "right": [ids[i] for i in self.right],
@@ -308,6 +311,40 @@ class DedupResult:
             (out / EVIDENCE_FILE).unlink(missing_ok=True)
         write_json(out / "summary.json", {**self.summary, SUMMARY_RUN_ID: run_id})  # last: the folder is complete
         self.output, self.run_id = out, run_id
+
+    def decision_columns(self, ids: list[str] | None = None, cluster_ids: list[str] | None = None) -> dict[str, Any]:
+        """The columns of ``clusters.parquet`` (:data:`~neardup.io.write.CLUSTER_SCHEMA`): each document's
+        cluster and the decision on it, ``kept`` or a copy of ``copy_of`` with ``score``."""
+        from neardup.io.arrow import arrow_array, with_nulls
+
+        ids = self.ids if ids is None else ids
+        clusters = self.clusters
+        kept = clusters.is_representative
+        labels = clusters.labels.tolist()
+        link = clusters.link_scores_of(0, len(ids))
+        return {
+            "id": ids,
+            "kept": kept,
+            "copy_of": with_nulls(arrow_array([ids[lab] for lab in labels], type=None), ~kept),
+            "score": with_nulls(arrow_array(np.nan_to_num(link)), ~np.isnan(link)),
+            "cluster": self.cluster_ids if cluster_ids is None else cluster_ids,
+            "cluster_size": clusters.sizes.astype(np.int64),
+            "is_representative": kept,
+            "oversized": clusters.oversized,
+        }
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        """One decision per document, in input order: ``{id, kept, copy_of, score}`` (``copy_of``: the id of the
+        kept document a removed one is a copy of; ``score``: their verified pair's score).
+
+        >>> import neardup
+        >>> neardup.dedup(["the cat sat on the mat", "The cat sat on the mat!", "a dog"]).decisions[0]
+        {'id': '0', 'kept': False, 'copy_of': '1', 'score': 1.0}
+        """
+        cols = self.decision_columns()
+        return [{"id": i, "kept": k, "copy_of": c, "score": s} for i, k, c, s in
+                zip(cols["id"], cols["kept"].tolist(), cols["copy_of"].to_pylist(), cols["score"].to_pylist())]
 
     def _copy_output(self, out: Path) -> None:
         """Copy this result's output folder (not read yet) into ``out``: its files as they are (one run's,

@@ -111,8 +111,8 @@ def test_hybrid_clusters_by_leiden_unless_told_otherwise():
     from neardup.config import ClusterConfig
 
     assert DedupConfig(method="hybrid").cluster.algorithm == "leiden"
-    assert DedupConfig(method="minhash").cluster.algorithm == "components"
-    assert DedupConfig(method="retsim").cluster.algorithm == "components"
+    assert DedupConfig(method="minhash").cluster.algorithm == "greedy"
+    assert DedupConfig(method="retsim").cluster.algorithm == "greedy"
     chosen = DedupConfig(method="hybrid", cluster=ClusterConfig(algorithm="components", max_cluster_size=50))
     assert chosen.cluster.algorithm == "components" and chosen.cluster.max_cluster_size == 50
     cfg = DedupConfig(method="hybrid", threshold=0.3)

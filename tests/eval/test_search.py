@@ -67,7 +67,7 @@ def _template_corpus(seed: int = 0) -> LabelledData:
 
 
 #: Small enough for a test: the MinHash method, its candidate rules, one score, connected components.
-_SMALL = SearchSpace(methods=("minhash",), scores=("weighted-overlap",), clusters=("components",))
+_SMALL = SearchSpace(methods=("minhash",), scores=("weighted-overlap",), clusters=("greedy",))
 
 
 def test_noisy_duplicates_make_the_search_choose_character_shingles():
@@ -98,7 +98,7 @@ def test_the_start_point_wins_ties():
     start = DedupConfig(method="minhash", threshold=0.3).replace(shingle__char=True, shingle__n=5)
     found = search(data, start, _SMALL)
     assert found.start_metrics["ari"] == 1.0
-    assert found.chosen == start.replace(cluster__algorithm="components", verify__score="weighted-overlap")
+    assert found.chosen == start.replace(cluster__algorithm="greedy", verify__score="weighted-overlap")
 
 
 def test_a_tiny_budget_runs_the_start_cell_and_reports_what_it_skipped():

@@ -39,10 +39,10 @@ def test_cleanest_picks_the_clean_copy_over_noisy_ones(preset):
     n = len(texts)
     left, right = np.zeros(n - 1, dtype=np.int64), np.arange(1, n)
     lengths = np.array([len(t) for t in texts])
-    cfg = ClusterConfig(representative="cleanest")
+    cfg = ClusterConfig(algorithm="components", representative="cleanest")  # the policy's choice over a whole group
     clusters = cluster_pairs(n, left, right, np.ones(n - 1), lengths, cfg, representative_keys(texts, None, cfg))
     assert clusters.labels.tolist() == [2] * n  # the clean copy, whatever the lengths
-    longest = cluster_pairs(n, left, right, np.ones(n - 1), lengths, ClusterConfig())
+    longest = cluster_pairs(n, left, right, np.ones(n - 1), lengths, ClusterConfig(algorithm="components"))
     assert longest.labels[0] == int(np.argmax(lengths))  # the default is unchanged: the longest
 
 
@@ -50,7 +50,7 @@ def test_field_policies_rank_numbers_and_dates_and_missing_values_last():
     first = ClusterConfig(representative="first", representative_field="date")
     keys = representative_keys(["a"] * 4, ["2024-05-02", "2024-05-01T23:00:00+02:00", None, 1714500000], first)
     assert keys.tolist()[2] == np.inf and np.argmin(keys) == 3
-    largest = ClusterConfig(representative="largest", representative_field="votes")
+    largest = ClusterConfig(algorithm="components", representative="largest", representative_field="votes")
     clusters = cluster_pairs(3, np.array([0, 0]), np.array([1, 2]), np.ones(2), np.array([9, 1, 1]), largest,
                              representative_keys(["x", "y", "z"], ["2", 7, "n/a"], largest))
     assert clusters.labels.tolist() == [1, 1, 1]

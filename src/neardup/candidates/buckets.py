@@ -21,12 +21,15 @@ PAIR_CHUNK = 1 << 23
 
 
 def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = None,
-                    star_above: int | None = None, unique: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                    star_above: int | None = None, unique: bool = True,
+                    centre_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All pairs of documents that share a key value.
 
     ``max_group``: groups bigger than this are skipped (keys too common to be evidence).
-    ``star_above``: groups bigger than this link every member to the group's first document
-    only (linear instead of quadratic; enough for connectivity, used for LSH buckets).
+    ``star_above``: groups bigger than this link every member to one member only, the centre (linear instead
+    of quadratic; used for LSH buckets): the member of lowest ``centre_rank`` (one per row of ``docs``: the
+    document the representative policy decides first, so each copy is verified against the document that
+    will be kept), ties and without ranks the group's first document.
     ``unique=False`` keeps one pair per shared key (for counting shared keys with :func:`count_pairs`); else
     the pairs are distinct and sorted (as :func:`unique_pairs` makes them), their repeats dropped
     :data:`PAIR_CHUNK` pairs at a time as they are made.
@@ -34,6 +37,10 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
     >>> l, r = pairs_from_keys(np.array([5, 7, 5, 5]), np.array([0, 1, 2, 3]))
     >>> sorted(zip(l.tolist(), r.tolist()))
     [(0, 2), (0, 3), (2, 3)]
+    >>> l, r = pairs_from_keys(np.array([5, 7, 5, 5]), np.array([0, 1, 2, 3]), star_above=2,
+    ...                        centre_rank=np.array([3, 0, 1, 2]))  # document 2 comes first among 0, 2, 3
+    >>> sorted(zip(l.tolist(), r.tolist()))
+    [(0, 2), (2, 3)]
     """
     if keys.size < 2:
         return _EMPTY_PAIRS
@@ -57,9 +64,15 @@ def pairs_from_keys(keys: np.ndarray, docs: np.ndarray, max_group: int | None = 
         for lo in range(0, firsts.size, step):
             block = d[firsts[lo : lo + step][:, None] + np.arange(s)[None, :]]
             out.add(block[:, iu].ravel(), block[:, ju].ravel())
+    ranks = None  # aligned with (k, d): by_key's order is lexsort's
+    if centre_rank is not None and (big & keep).any():
+        ranks = np.asarray(centre_rank)[np.lexsort((docs, keys))]
     for start, size in zip(starts[big & keep], sizes[big & keep]):
         members = d[start : start + size]
-        out.add(np.full(size - 1, members[0], dtype=np.int64), members[1:])
+        at = 0 if ranks is None else int(np.argmin(ranks[start : start + size]))
+        others = np.delete(members, at)
+        centre = np.full(size - 1, members[at], dtype=np.int64)
+        out.add(np.minimum(centre, others), np.maximum(centre, others))
     return out.pairs()
 
 

@@ -107,18 +107,19 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int, first_band: int = 0
 _KEY_DOCS = 4096
 
 
-def band_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
+def band_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int,
+                      centre_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The candidate pairs of one band: documents that share its bucket key (``docs`` distinct: a band puts a
     document in one bucket), each pair once, its lower document first, in no set order (the tables' pairs are
     made distinct and sorted where they are combined). A bucket larger than ``max_bucket`` links its members to
-    its first document only (linear in the bucket, not quadratic: templates and boilerplate stay cheap, and
-    connectivity is kept).
+    one member only (linear in the bucket, not quadratic: templates and boilerplate stay cheap): the member of
+    lowest ``centre_rank`` (per row: the document the representative policy decides first), else its first.
 
     >>> l, r = band_bucket_pairs(np.array([7, 7, 7, 5], dtype=np.uint64), np.arange(4), max_bucket=2)
     >>> list(zip(l.tolist(), r.tolist()))
     [(0, 1), (0, 2)]
     """
-    return pairs_from_keys(keys, docs, star_above=max_bucket, unique=False)
+    return pairs_from_keys(keys, docs, star_above=max_bucket, unique=False, centre_rank=centre_rank)
 
 
 def collision_bucket_pairs(keys: np.ndarray, docs: np.ndarray, max_bucket: int) -> tuple[np.ndarray, np.ndarray]:

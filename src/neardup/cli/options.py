@@ -55,7 +55,7 @@ METHOD_OPTIONS: tuple[Option, ...] = (
     option("lsh_threshold", Optional[float], ("--lsh-threshold",), "Jaccard level the LSH bands are derived for (default 0.2).", "minhash__lsh_threshold"),
     option("min_collisions", Optional[int], ("--min-collisions",), "With --rule collisions: signature values that must agree.", "minhash__min_collisions"),
     option("verify", Optional[str], ("--verify",), "Pair score: weighted-overlap | weighted-jaccard | overlap | jaccard | none (default: the method's).", "verify__score"),
-    option("cluster", Optional[str], ("--cluster",), "components | louvain | leiden | agglomerative (default: leiden for hybrid, components otherwise).", "cluster__algorithm"),
+    option("cluster", Optional[str], ("--cluster",), "greedy (a document is removed only as a verified copy of a document kept before it, in --representative order) | components (every chain of verified pairs is one cluster) | louvain | leiden | agglomerative (default: leiden for hybrid, greedy otherwise).", "cluster__algorithm"),
     option("max_cluster_size", Optional[int], ("--max-cluster-size",), "Flag clusters larger than this as oversized (default 1000; 0: never)."),
     option("representative", Optional[str], ("--representative",), "Which document represents its cluster: longest | first (input order, or the earliest --representative-field) | cleanest (fewest noise characters) | largest (the largest --representative-field) (default longest).", "cluster__representative"),
     option("representative_field", Optional[str], ("--representative-field",), "With --representative first or largest: the record field ranked (a number or an ISO date).", "cluster__representative_field"),
@@ -87,6 +87,7 @@ ENGINE_OPTIONS: tuple[Option, ...] = (
     option("keep_work", bool, ("--keep-work",), "Keep the work directory after success.", default=False),
     option("batch_docs", Optional[int], ("--batch-docs",), "Documents per shard (default: from --memory-limit)."),
     option("evidence", Optional[bool], ("--evidence/--no-evidence",), "Write evidence.parquet: each pair's matching views and shared passages (default: on)."),
+    option("all_pairs", Optional[bool], ("--all-pairs",), "Write every verified pair (the graph) to pairs.parquet and its evidence; by default (--cluster greedy) only the pair that links each removed document to the document kept for it."),
 )
 
 
@@ -191,7 +192,7 @@ def engine_name(values: dict[str, Any], input: str | None = None) -> str:
         return str(values["engine"])
     from neardup.engine.plan import runs_in_memory
 
-    told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence"))
+    told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence", "all_pairs"))
     return "memory" if input is not None and not told and runs_in_memory(input) else "local"
 
 

@@ -49,7 +49,7 @@ import pyarrow as pa
 
 from neardup import methods
 from neardup.arrays import distinct
-from neardup.cluster import Clusters, clusters_of_groups, paired_documents
+from neardup.cluster import Clusters, clusters_of_groups, paired_documents, with_links
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
 from neardup.engine.tasks import distinct_codes, map_shard, score_codes
@@ -151,7 +151,7 @@ def _bucket_pairs(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
     those the method keeps as it makes them where it screens them, from the joined representation)."""
     method = methods.get(spec["config"])
     keys, docs = batch["key"], batch["doc"].astype(np.int64)
-    left, right = method.table_pairs(joined(spec["root"]), keys, docs) if method.screens_pairs \
+    left, right = method.table_pairs(joined(spec["root"]), keys, docs) if method.reads_representation \
         else method.bucket_pairs(keys, docs)
     return {"part": pair_partition(left, spec["tiles"], spec["pair_parts"]), "code": left * spec["n"] + right}
 
@@ -428,14 +428,16 @@ class RayRun(ShardedRun):
         return True
 
     def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
-        """Stage 5: clusters; components distributed (keyed methods), communities in the driver."""
+        """Stage 5: clusters; components distributed (keyed methods); greedy decisions and communities in the
+        driver, over the verified pairs the verify stage gathered there."""
         if self.config.cluster.algorithm != "components" or self._verified is None:
             return super().cluster(left, right, scores)
         t0 = time.perf_counter()
         lengths, keys = self.representative_inputs()
         nodes = paired_documents(left, right)
         groups = self.components(self._verified, lengths.size, left.size)[nodes]
-        clusters = clusters_of_groups(lengths.size, nodes, groups, lengths, self.config.cluster, keys)
+        clusters = with_links(clusters_of_groups(lengths.size, nodes, groups, lengths, self.config.cluster, keys),
+                              left, right, scores)
         self._verified = None
         self.timed("cluster", t0)
         return clusters

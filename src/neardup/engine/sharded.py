@@ -50,7 +50,7 @@ import pyarrow.parquet as pq
 from neardup import methods
 from neardup.arrays import distinct
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
-from neardup.cluster import Clusters, cluster_pairs, field_value
+from neardup.cluster import Clusters, cluster_pairs, field_value, written_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, table_bytes, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
@@ -60,10 +60,10 @@ from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
-from neardup.io.arrow import arrow_array, numpy_of
+from neardup.io.arrow import arrow_array, numpy_of, with_nulls
 from neardup.io.parquet import read_parquet
 from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
-from neardup.io.write import (SUMMARY_RUN_ID, atomic_path, begin_outputs, new_run_id, with_run_id, write_json,
+from neardup.io.write import (CLUSTER_SCHEMA, SUMMARY_RUN_ID, atomic_path, begin_outputs, new_run_id, with_run_id, write_json,
                               write_table)
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.progress import progress_bar
@@ -481,8 +481,7 @@ class ShardedRun(abc.ABC):
         reps = distinct(clusters.labels[clusters.sizes > 1])
         names = self.ids_for(n_shards, distinct(np.concatenate([reps, left, right])))
         begin_outputs(self.outdir)
-        schema = pa.schema([("id", pa.string()), ("cluster", pa.string()), ("cluster_size", pa.int64()),
-                            ("is_representative", pa.bool_()), ("oversized", pa.bool_())])
+        schema = CLUSTER_SCHEMA
         with atomic_path(self.outdir / "clusters.parquet") as tmp:
             with pq.ParquetWriter(tmp, with_run_id(schema, self.run_id), compression="zstd") as writer:
                 start = 0
@@ -491,13 +490,19 @@ class ShardedRun(abc.ABC):
                     lab = clusters.labels[start : start + size]
                     sz = clusters.sizes[start : start + size]
                     grouped = sz > 1
+                    kept = lab == np.arange(start, start + size)
+                    link = clusters.link_scores_of(start, start + size)
                     cluster_names = ids if not grouped.any() else pc.if_else(
                         arrow_array(grouped), names.take(np.where(grouped, lab, reps[0])), ids)
+                    copy_of = pa.nulls(size, pa.string()) if kept.all() else with_nulls(
+                        names.take(np.where(kept, reps[0], lab)).combine_chunks(), ~kept)
                     writer.write_table(pa.table({
                         "id": ids, "cluster": cluster_names,
                         "cluster_size": arrow_array(sz.astype(np.int64)),
-                        "is_representative": arrow_array(lab == np.arange(start, start + size)),
+                        "is_representative": arrow_array(kept),
                         "oversized": arrow_array(clusters.oversized[start : start + size]),
+                        "kept": arrow_array(kept), "copy_of": copy_of,
+                        "score": with_nulls(arrow_array(np.nan_to_num(link)), ~np.isnan(link)),
                     }, schema=schema))
                     start += size
         write_table(self.outdir / "pairs.parquet", {
@@ -544,12 +549,15 @@ class ShardedRun(abc.ABC):
                     left, right, scores = self.keyed_pairs()
                 else:
                     left, right, scores = self.vector_pairs()
+                n_verified = int(left.size)
+                clusters = self.cluster(left, right, scores)
+                left, right, scores = written_pairs(clusters, left, right, scores, self.config.cluster,
+                                                    self.engine.all_pairs)
                 store = None
-                if self.engine.evidence:  # its texts read again by a worker while this process clusters, writes
+                if self.engine.evidence:  # its texts read again by a worker while this process writes
                     from neardup.engine.evidence import start_text_store
 
                     store = start_text_store(self, n_shards, left, right)
-                clusters = self.cluster(left, right, scores)
                 self.write(n_shards, clusters, left, right, scores)
                 counts = ClusterCounts.of(clusters, lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist())
                 del clusters  # the summary needs only its counts: 17 bytes a document freed before the evidence
@@ -567,9 +575,10 @@ class ShardedRun(abc.ABC):
         info = self.shards_info()
         summary = build_summary(
             source=self.source_name, clusters=counts, params=self.method.describe(),
-            n_candidates=self.counts.get("n_candidates", 0), n_pairs=int(left.size), n_empty=info["n_empty"],
+            n_candidates=self.counts.get("n_candidates", 0), n_pairs=n_verified, n_empty=info["n_empty"],
             n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
-            seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read)
+            seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read,
+            n_written=int(left.size))
         write_json(self.outdir / "summary.json", {**summary, SUMMARY_RUN_ID: self.run_id})
         if self.engine.keep_work:
             self.wd.settle()

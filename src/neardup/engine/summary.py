@@ -41,14 +41,41 @@ class ClusterCounts:
                              "oversized": bool(clusters.oversized[i])} for i in largest])
 
 
+#: What each pair score measures, for the summary's ``decision``: resemblance (both texts alike) or containment
+#: (the shorter text found in the longer: abridged reprints, quoted copies).
+SCORE_MEANINGS: dict[str, str] = {
+    "jaccard": "resemblance: shared shingles over all shingles of the two texts",
+    "weighted-jaccard": "resemblance: IDF-weighted shared shingles over all shingles of the two texts",
+    "overlap": "containment: the share of the shorter text's shingles found in the other",
+    "weighted-overlap": "containment: the IDF-weighted share of the shorter text's shingles found in the other",
+    "none": "the sketch's own estimate of resemblance",
+    "cosine": "the cosine of the two texts' embeddings",
+}
+
+
+def decision_rule(params: dict[str, Any]) -> dict[str, Any]:
+    """How a run decided that a document is a copy: the cluster rule, the pair score it used and what that score
+    measures, and the threshold.
+
+    >>> decision_rule({"threshold": 0.45, "verify": {"score": "weighted-overlap"}, "cluster": {"algorithm": "greedy"}})["copy"]
+    "containment: the IDF-weighted share of the shorter text's shingles found in the other"
+    """
+    score = (params.get("verify") or {}).get("score") or "cosine"
+    rule = (params.get("cluster") or {}).get("algorithm") or "greedy"
+    return {"rule": rule, "score": score, "copy": SCORE_MEANINGS.get(score, score), "threshold": params.get("threshold"),
+            "removed_only_as_verified_copy": rule == "greedy"}
+
+
 def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any], n_candidates: int, n_pairs: int,
                   n_empty: int, n_truncated: int, skipped: list[dict[str, Any]], timings: dict[str, float],
-                  seconds: float, engine: dict[str, Any], read: ReadConfig | None = None) -> dict[str, Any]:
+                  seconds: float, engine: dict[str, Any], read: ReadConfig | None = None,
+                  n_written: int | None = None) -> dict[str, Any]:
     """The summary of a finished run.
 
     ``params`` is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's
     time; ``read``: how the input was read (its id and text fields are recorded, so the input can be read
-    again).
+    again). ``n_pairs`` counts the verified pairs, ``n_written`` the rows of ``pairs.parquet`` (by default
+    the link behind each removed document; default: ``n_pairs``).
 
     >>> from neardup.cluster import cluster_pairs
     >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
@@ -70,6 +97,7 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
         "n_duplicates": n - n_reps,
         "duplicate_ratio": float((n - n_reps) / n) if n else 0.0,
         "n_pairs": int(n_pairs),
+        "n_pairs_written": int(n_pairs if n_written is None else n_written),
         "n_candidates": int(n_candidates),
         "n_empty_docs": int(n_empty),
         "n_truncated_docs": int(n_truncated),
@@ -77,6 +105,7 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
         "skipped_records": skipped[:100],
         "n_oversized_clusters": clusters.n_oversized_clusters,
         "largest_clusters": list(clusters.largest),
+        "decision": decision_rule(params),
         "params": params,
         **({"calibration": calibration} if calibration else {}),
         "engine": engine,
@@ -85,4 +114,4 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
     }
 
 
-__all__ = ["ClusterCounts", "build_summary"]
+__all__ = ["SCORE_MEANINGS", "ClusterCounts", "build_summary", "decision_rule"]

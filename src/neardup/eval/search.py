@@ -157,7 +157,7 @@ class _Cell:
     method: str
     rule: tuple[tuple[str, Any], ...] = ()
     score: str | None = None
-    cluster: str = "components"
+    cluster: str = "greedy"
 
     def changes(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method, **dict(self.rep.changes), **dict(self.rule),

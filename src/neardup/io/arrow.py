@@ -88,6 +88,25 @@ def _strings(values: Sequence[str], type: pa.DataType | None) -> pa.Array | None
                                                               pa.py_buffer(b"".join(encoded))])
 
 
+def with_nulls(array: pa.Array, valid: np.ndarray) -> pa.Array:
+    """``array`` (no nulls, no offset: as :func:`arrow_array` makes it) with a null where ``valid`` is False, from
+    buffers (``pyarrow.array(..., mask=...)`` imports pandas).
+
+    >>> with_nulls(arrow_array(np.array([1.5, 2.0])), np.array([True, False])).to_pylist()
+    [1.5, None]
+    >>> with_nulls(arrow_array(["a", ""]), np.array([False, True])).to_pylist()
+    [None, '']
+    """
+    valid = np.asarray(valid, dtype=bool)
+    if valid.all():
+        return array
+    if array.offset or array.null_count:
+        raise ValueError("with_nulls takes an array with no offset and no nulls")
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(array.type, len(array), [bitmap, *array.buffers()[1:]],
+                                 null_count=int(valid.size - valid.sum()))
+
+
 #: The NumPy type of each Arrow type :func:`numpy_of` reads from buffers.
 _NUMPY_TYPES = {pa.from_numpy_dtype(np.dtype(t)): np.dtype(t) for t in
                 (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
@@ -100,22 +119,30 @@ def numpy_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
     >>> numpy_of(pa.chunked_array([[1, 2], [3]])).tolist(), numpy_of(pa.array([True, False, True])[1:]).tolist()
     ([1, 2, 3], [False, True])
+    >>> numpy_of(pa.array([1.5, None, 2.0])[1:]).tolist()
+    [nan, 2.0]
     """
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     dtype = _NUMPY_TYPES.get(column.type)
-    if dtype is None or column.null_count:
+    if dtype is None or (column.null_count and dtype.kind != "f"):
         return column.to_numpy(zero_copy_only=False)
     out = np.empty(len(column), dtype=dtype)
     at = 0
     for chunk in chunks:
         n, data = len(chunk), chunk.buffers()[1]
         if n and dtype.kind == "b":
-            bits = np.frombuffer(data, dtype=np.uint8)
-            out[at : at + n] = np.unpackbits(bits, bitorder="little", count=chunk.offset + n)[chunk.offset :]
+            out[at : at + n] = _bits(data, chunk.offset, n)
         elif n:
             out[at : at + n] = np.frombuffer(data, dtype=dtype, count=chunk.offset + n)[chunk.offset :]
+            if chunk.null_count:  # a float's nulls read as NaN, as to_numpy gives them
+                out[at : at + n][~_bits(chunk.buffers()[0], chunk.offset, n)] = np.nan
         at += n
     return out
 
 
-__all__ = ["MAX_STRING_BYTES", "arrow_array", "numpy_of"]
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
+    """Bits ``[offset, offset + n)`` of an Arrow bitmap as booleans."""
+    return np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little", count=offset + n)[offset:].astype(bool)
+
+
+__all__ = ["MAX_STRING_BYTES", "arrow_array", "numpy_of", "with_nulls"]

@@ -31,3 +31,11 @@ def read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = N
 
 
 __all__ = ["read_parquet"]
+
+
+def present_columns(path: str | os.PathLike[str], columns: Sequence[str]) -> list[str]:
+    """Those of ``columns`` that the Parquet file ``path`` has (a file written by an older version may lack
+    the newer ones); only its footer is read."""
+    with pq.ParquetFile(path) as pf:
+        have = set(pf.schema_arrow.names)
+    return [c for c in columns if c in have]

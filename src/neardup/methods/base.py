@@ -129,7 +129,7 @@ class Method(abc.ABC):
     name: ClassVar[str]
     #: Defaults a :class:`~neardup.config.DedupConfig` takes for this method when unset.
     default_threshold: ClassVar[float]
-    default_cluster: ClassVar[str] = "components"
+    default_cluster: ClassVar[str] = "greedy"
     default_score: ClassVar[str] = "weighted-overlap"
     default_char: ClassVar[bool] = False
     #: Thresholds ``neardup tune`` sweeps.
@@ -284,9 +284,10 @@ class KeyedMethod(Method):
     max_key_docs: int | None = None
     #: One key per document and table (:meth:`table_keys`); else variable rows (:meth:`keys`).
     fixed_width: bool = True
-    #: :meth:`table_pairs` reads the representation to keep fewer pairs than :meth:`bucket_pairs` (Ray's
-    #: workers then load the work directory's to call it; else they call :meth:`bucket_pairs`).
-    screens_pairs: bool = False
+    #: :meth:`table_pairs` reads the representation (to keep fewer pairs than :meth:`bucket_pairs`, or to centre
+    #: an oversized bucket on the document decided first): Ray's workers then load the work directory's to
+    #: call it; else they call :meth:`bucket_pairs`.
+    reads_representation: bool = False
     matchable = True
 
     @abc.abstractmethod
@@ -342,7 +343,7 @@ class KeyedMethod(Method):
 
     def table_pairs(self, rep: Representation, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One table's pairs, given the representation: those of :meth:`bucket_pairs`, or of them only those
-        :meth:`keep_candidates` keeps where a method screens them as it makes them (:attr:`screens_pairs`; the
+        :meth:`keep_candidates` keeps where a method screens them as it makes them (:attr:`reads_representation`; the
         same candidates either way: the screen runs on them again)."""
         return self.bucket_pairs(keys, docs)
 

@@ -36,6 +36,8 @@ MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: The collisions rule stops where more than this share of the documents' signature values are held by more than
 #: ``max_bucket`` documents (uncounted): see :meth:`MinHash.check_buckets`.
 MAX_UNCOUNTED = 0.2
+#: Under ``greedy`` (longest kept first), LSH buckets of more documents than this are stars on their longest one.
+GREEDY_STAR_ABOVE = 2
 #: Why the collisions rule does not suit character n-grams, and what to use: the end of its errors.
 _CHAR_COLLISIONS = ("the least hashes of character n-grams are common n-grams, shared by many documents: use word "
                     "n-grams (--word-ngrams) or the LSH rule (--rule lsh)")
@@ -217,6 +219,28 @@ class MinHash(KeyedMethod):
         if self.rule == "lsh":
             return band_bucket_pairs(keys, docs, self.max_bucket)
         return collision_bucket_pairs(keys, docs, self.max_bucket)
+
+    @property
+    def reads_representation(self) -> bool:  # type: ignore[override]
+        """Under ``greedy`` with the ``longest`` policy, LSH buckets are stars centred on their longest document
+        (:meth:`table_pairs`), which reads the texts' lengths."""
+        return self._centres_on_longest()
+
+    def _centres_on_longest(self) -> bool:
+        cluster = self.config.cluster
+        return (self.rule == "lsh" and cluster.algorithm in (None, "greedy") and cluster.representative == "longest"
+                and cluster.representative_field is None)
+
+    def table_pairs(self, rep: Representation, keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`bucket_pairs`; under one decision per document (``greedy``, longest kept first) every bucket of
+        more than :data:`GREEDY_STAR_ABOVE` documents is a star on its longest document (ties: the first): a
+        document is removed only as a copy of a kept one, and the longest document of a bucket of copies is the
+        one kept, so each copy is verified against it rather than against every other copy (a bucket of k
+        copies costs k - 1 pairs, not k(k - 1)/2: work grows with documents, not with the pairs of a cluster)."""
+        if not self._centres_on_longest():
+            return self.bucket_pairs(keys, docs)
+        return band_bucket_pairs(keys, docs, min(self.max_bucket, GREEDY_STAR_ABOVE),
+                                 centre_rank=-np.asarray(rep.lengths)[docs])
 
     def score_sketches(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.mean(a == b, axis=1)

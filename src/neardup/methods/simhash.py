@@ -33,7 +33,7 @@ class SimHash(KeyedMethod):
     default_score = "none"
     default_char = True
     scores_from = "sketch"
-    screens_pairs = True
+    reads_representation = True
     threshold_grid = tuple(round(float(x), 4) for x in np.arange(0.80, 0.9851, 0.015625))
 
     @classmethod

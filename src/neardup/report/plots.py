@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ari_bars_svg", "cluster_size_svg", "message_svg", "noise_curve_svg", "preset_label", "pr_threshold_svg"]
+__all__ = ["ari_bars_svg", "cluster_size_svg", "decisions_svg", "message_svg", "noise_curve_svg", "preset_label",
+           "pr_threshold_svg"]
 
 #: Legend names of presets that say nothing on their own.
 PRESET_LABELS: dict[str, str] = {"planted": "planted copies (bundled example)"}
@@ -230,5 +231,46 @@ def cluster_size_svg(sizes_by_group: dict[str, Sequence[int]]) -> str:
     for k in range(len(names), nr * nc):
         axes[k // nc][k % nc].axis("off")
     fig.suptitle("True cluster sizes (validation + test)")
+    fig.tight_layout()
+    return _to_svg(fig)
+
+
+def decisions_svg(link_scores: Sequence[float], threshold: float, sizes: Sequence[int]) -> str:
+    """A run's decisions in three panels: the scores of the links behind the removals with the threshold marked
+    (the weakest decisions lie at its left edge), the sizes of the clusters (a kept document and its copies),
+    and how many removals a stricter threshold would leave resting on the same links."""
+    plt = _plt()
+    import numpy as np
+
+    scores = np.asarray(link_scores, dtype=np.float64)
+    scores = scores[~np.isnan(scores)]
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(11, 2.8))
+    if scores.size:
+        a.hist(np.minimum(scores, 1.0), bins=np.linspace(min(threshold, float(scores.min())), 1.0, 31),
+               color="#4c72b0", edgecolor="white")
+    a.axvline(threshold, color="#c44e52", linestyle="--", label=f"threshold {threshold:.3f}")
+    a.set_xlabel("score of the link behind a removal")
+    a.set_ylabel("removed documents")
+    a.legend(frameon=False, fontsize=8)
+    a.set_title("Link scores")
+    sz = np.asarray(sizes, dtype=np.int64)
+    if sz.size:
+        top = max(2, int(sz.max()))
+        bins = np.unique(np.round(np.logspace(0, np.log10(top + 1), 16)).astype(int))
+        counts, _, _ = b.hist(sz, bins=bins, color="#55a868", edgecolor="white")
+        b.set_xscale("log")
+        b.set_yscale("log")
+        _integer_log_ticks(b.xaxis, top + 1)
+        _integer_log_ticks(b.yaxis, float(max(counts.max(), 1)))
+        b.set_ylim(bottom=0.7)
+    b.set_xlabel("documents in the cluster")
+    b.set_ylabel("clusters")
+    b.set_title(f"Cluster sizes ({sz.size} with copies)")
+    grid = np.linspace(threshold, 1.0, 41)
+    c.plot(grid, [(scores >= t - 1e-12).sum() for t in grid], color="#8172b2")
+    c.axvline(threshold, color="#c44e52", linestyle="--")
+    c.set_xlabel("threshold")
+    c.set_ylabel("removals whose link reaches it")
+    c.set_title("Removed documents against the threshold")
     fig.tight_layout()
     return _to_svg(fig)

@@ -108,6 +108,17 @@ def cluster_html(view: ClusterView) -> str:
     return "\n".join(out)
 
 
+def _plots_html(view: RunView) -> str:
+    """The decisions' plots (:func:`~neardup.report.plots.decisions_svg`), or a line saying why there are none."""
+    try:
+        from neardup.report.plots import decisions_svg
+
+        svg = decisions_svg(view.link_scores, view.threshold, view.cluster_sizes)
+    except ImportError:
+        return "<p class=\"meta\">plots need matplotlib: pip install 'neardup[bench]'</p>"
+    return f'<div class="plots">{svg}</div>'
+
+
 def render_run_report(view: RunView, title: str = "neardup run") -> str:
     """The report as one HTML string."""
     s = view.summary
@@ -124,16 +135,22 @@ def render_run_report(view: RunView, title: str = "neardup run") -> str:
              f"<h1>{html.escape(title)}</h1>", f'<p class="meta">{" · ".join(meta)}</p>', f"<p>{stats}</p>",
              '<p class="meta">Each pair: the words only the left document holds in red, only the right one in green '
              "(compared after normalization: case, punctuation and invisible characters do not count).</p>",
-             '<h2 id="largest">Largest clusters</h2>']
-    parts += [cluster_html(c) for c in view.largest] or ["<p>no duplicate clusters</p>"]
-    parts.append('<h2 id="oversized">Oversized clusters</h2>')
-    parts += [cluster_html(c) for c in view.oversized] or ["<p>none flagged (no cluster is larger than the "
-                                                           "maximum cluster size)</p>"]
+             _plots_html(view),
+             '<h2 id="weakest">Weakest decisions</h2>',
+             f'<p class="meta">The {len(view.weakest)} removed documents whose link to the document kept for them '
+             "scores lowest, lowest first: the kept document on the left, its removed copy on the right. If these "
+             "are copies, the rest are.</p>"]
+    parts += [pair_html(p, left_title=f"★ {p.left} (kept)") for p in view.weakest] or ["<p>no document removed</p>"]
     parts += ['<h2 id="near">Pairs near the threshold</h2>',
               f'<p class="meta">{len(view.near)} of the {view.n_near} pairs scoring below '
               f"{_score(view.threshold + view.near_band)} (threshold {_score(view.threshold)} + {view.near_band:g}), "
               f"drawn at random with seed {view.seed}, lowest score first. Read them to judge the threshold.</p>"]
     parts += [pair_html(p) for p in view.near] or ["<p>no pair scores that close to the threshold</p>"]
+    parts.append('<h2 id="oversized">Oversized clusters</h2>')
+    parts += [cluster_html(c) for c in view.oversized] or ["<p>none flagged (no cluster is larger than the "
+                                                           "maximum cluster size)</p>"]
+    parts.append('<h2 id="largest">Largest clusters</h2>')
+    parts += [cluster_html(c) for c in view.largest] or ["<p>no duplicate clusters</p>"]
     parts.append("</body></html>")
     return "\n".join(parts)
 
