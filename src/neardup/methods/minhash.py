@@ -36,8 +36,12 @@ MIN_COLLISIONS_FRACTIONS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: The collisions rule stops where more than this share of the documents' signature values are held by more than
 #: ``max_bucket`` documents (uncounted): see :meth:`MinHash.check_buckets`.
 MAX_UNCOUNTED = 0.2
-#: Under ``greedy`` (longest kept first), LSH buckets of more documents than this are stars on their longest one.
-GREEDY_STAR_ABOVE = 2
+#: Under ``greedy`` (longest kept first), LSH buckets of more documents than this are stars on their longest one:
+#: the cost of a bucket of copies grows with its documents. Smaller buckets stay whole: at 2, 4 and 8 a copy whose
+#: buckets with its kept document all hold a longer chance collision lost its pair (one removal fewer under
+#: adversarial-spam and nlpaug-heavy noise on the labelled days); at 16 the days' results equal whole buckets'
+#: (``python benchmarks/bench_decisions.py --presets all``).
+GREEDY_STAR_ABOVE = 16
 #: Why the collisions rule does not suit character n-grams, and what to use: the end of its errors.
 _CHAR_COLLISIONS = ("the least hashes of character n-grams are common n-grams, shared by many documents: use word "
                     "n-grams (--word-ngrams) or the LSH rule (--rule lsh)")
