@@ -216,7 +216,7 @@ def test_every_file_of_a_run_carries_its_run_id_and_a_folder_of_two_runs_is_refu
         assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.output
         assert "holds files from different runs" in res.stderr and str(mixed) in res.stderr
     ids = _run_ids(old)
-    assert set(ids) == {"clusters.parquet", "pairs.parquet", "evidence.parquet", "summary.json"}
+    assert set(ids) == {"clusters.parquet", "pairs.parquet", "scores.parquet", "evidence.parquet", "summary.json"}
     assert len(set(ids.values())) == 1 and None not in ids.values() and ids != _run_ids(new)
     lazy = neardup.dedup(src, engine=engine, output=tmp_path / "lazy", threshold=0.3)
     shutil.copyfile(old / "clusters.parquet", tmp_path / "lazy" / "clusters.parquet")  # replaced under it

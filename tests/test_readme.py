@@ -160,7 +160,8 @@ def test_output_schema_is_every_column(ran: Path) -> None:
 
     documented = schema_table(README.read_text(encoding="utf-8"))
     files = {"clusters.parquet": ran / "out" / "clusters.parquet", "pairs.parquet": ran / "out" / "pairs.parquet",
-             "evidence.parquet": ran / "out" / "evidence.parquet", "matches.parquet": ran / "leaks" / "matches.parquet"}
+             "scores.parquet": ran / "out" / "scores.parquet", "evidence.parquet": ran / "out" / "evidence.parquet",
+             "matches.parquet": ran / "leaks" / "matches.parquet"}
     assert set(documented) == set(files)
     for name, path in files.items():
         schema = pq.read_schema(path)

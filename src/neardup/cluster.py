@@ -356,6 +356,42 @@ def with_links(clusters: Clusters, left: np.ndarray, right: np.ndarray, scores: 
                     linked=removed[first], link_scores=score[first])
 
 
+def passes(scores: np.ndarray, threshold: float) -> np.ndarray:
+    """Which ``scores`` reach ``threshold``: the threshold cut (a float's last bit forgiven).
+
+    >>> passes(np.array([0.4, 0.45 - 1e-15, 0.5]), 0.45).tolist()
+    [False, True, True]
+    """
+    return np.asarray(scores) >= float(threshold) - 1e-12
+
+
+def score_floor(threshold: float, share: float) -> float:
+    """The lowest score a run keeps for re-thresholding: ``share`` of its ``threshold``.
+
+    >>> score_floor(0.45, 0.8)
+    0.36
+    """
+    return round(float(threshold) * float(share), 9)
+
+
+def decide(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, lengths: np.ndarray,
+           config: ClusterConfig, keys: np.ndarray | None, threshold: float, all_pairs: bool = False
+           ) -> tuple[Clusters, tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+    """The decisions on ``n`` documents from scored candidate pairs (any at or above a floor): the pairs that
+    pass ``threshold`` (:func:`passes`) clustered (:func:`cluster_pairs`), the pairs to write
+    (:func:`written_pairs`) and how many pairs passed. What every engine and a re-threshold run.
+
+    >>> c, (kept, removed, s), n_pairs = decide(3, np.array([0, 0]), np.array([1, 2]), np.array([0.9, 0.3]),
+    ...                                         np.array([9, 5, 1]), ClusterConfig(), None, 0.5)
+    >>> c.labels.tolist(), kept.tolist(), removed.tolist(), n_pairs
+    ([0, 0, 2], [0], [1], 1)
+    """
+    keep = passes(scores, threshold)
+    left, right, scores = np.asarray(left)[keep], np.asarray(right)[keep], np.asarray(scores)[keep]
+    clusters = cluster_pairs(n, left, right, scores, lengths, config, keys, threshold=threshold)
+    return clusters, written_pairs(clusters, left, right, scores, config, all_pairs), int(left.size)
+
+
 def written_pairs(clusters: Clusters, left: np.ndarray, right: np.ndarray, scores: np.ndarray,
                   config: ClusterConfig | None = None, all_pairs: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -135,7 +135,9 @@ class EngineConfig:
     documents); ``work_dir`` (default ``OUTDIR/.neardup-work``); ``evidence``: also write each pair's
     evidence (``evidence.parquet``, :mod:`neardup.evidence`); ``all_pairs``: write every verified pair (the
     graph) to ``pairs.parquet`` and the evidence, where ``greedy`` otherwise writes the one link behind each
-    removed document (:func:`neardup.cluster.written_pairs`).
+    removed document (:func:`neardup.cluster.written_pairs`); ``score_floor``: the scored candidates down to this
+    share of the threshold are kept (``scores.parquet``), so :meth:`~neardup.results.DedupResult.rethreshold`
+    gives a run at any threshold from there up without computing anything again (1: only the verified pairs).
 
     >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
     1000000000
@@ -152,6 +154,7 @@ class EngineConfig:
     address: str | None = None
     evidence: bool = True
     all_pairs: bool = False
+    score_floor: float = 0.8
 
     def __post_init__(self) -> None:
         _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
@@ -164,6 +167,8 @@ class EngineConfig:
                f"batch_docs must be an integer >= 1, got {self.batch_docs!r}")
         _check(self.address is None or self.name == "ray", "an address (--address) needs the ray engine")
         _check(not (self.resume and self.name == "ray"), "--resume is not supported by the ray engine (use the local engine)")
+        _check(isinstance(self.score_floor, (int, float)) and 0 < self.score_floor <= 1,
+               f"score_floor must be in (0, 1], got {self.score_floor!r}")
 
     @property
     def n_workers(self) -> int:

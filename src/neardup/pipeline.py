@@ -17,7 +17,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.calibrate import needs_corpus, resolve
-from neardup.cluster import cluster_pairs, representative_keys, written_pairs
+from neardup.cluster import decide, passes, representative_keys, score_floor
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
@@ -117,19 +117,23 @@ def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np
     return left, right, scores, info
 
 
-def find_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-    """Candidates then verification: the verified pairs ``(left, right, score)`` at ``config.threshold``."""
+def find_pairs(prep: Prepared, config: DedupConfig, floor: float | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Candidates then verification: the verified pairs ``(left, right, score)`` at ``config.threshold`` (or at the
+    lower ``floor``: the scored candidates a re-threshold decides from)."""
     left, right, scores, info = candidate_pairs(prep, config)
-    keep = scores >= float(config.threshold) - 1e-12  # type: ignore[arg-type]
+    keep = passes(scores, float(config.threshold) if floor is None else floor)  # type: ignore[arg-type]
     info["n_verified"] = int(keep.sum())
     return left[keep], right[keep], scores[keep], info
 
 
 def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None,
-                 all_pairs: bool = False) -> DedupResult:
-    """Finish a run from prepared representations (candidates, verify, cluster, summary); ``read``: how
+                 all_pairs: bool = False, floor: float = 1.0) -> DedupResult:
+    """Finish a run from prepared representations (candidates, verify, decide, summary); ``read``: how
     the corpus was read (recorded in the summary); ``all_pairs``: the result holds every verified pair, not
-    only the links its decisions rest on (:func:`~neardup.cluster.written_pairs`). A ``config`` the corpus calibrates (``auto``; multiview
+    only the links its decisions rest on (:func:`~neardup.cluster.written_pairs`); ``floor``: the scored
+    candidates down to this share of the threshold are kept with the result, for
+    :meth:`~neardup.results.DedupResult.rethreshold`. A ``config`` the corpus calibrates (``auto``; multiview
     without view thresholds) is resolved on the prepared texts, as :func:`prepare` resolved its own."""
     if config is None or config.method == "auto":
         cfg = prep.config
@@ -141,12 +145,14 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     method = methods.get(cfg).plan(prep.rep)
     cfg = method.config
-    left, right, scores, info = find_pairs(prep, cfg)
+    lowest = score_floor(float(cfg.threshold), floor)  # type: ignore[arg-type]
+    scored = find_pairs(prep, cfg, min(lowest, float(cfg.threshold)))  # type: ignore[arg-type]
+    info = scored[3]
     t1 = time.perf_counter()
     corpus = prep.corpus
     keys = representative_keys(corpus.texts, corpus.fields.get(cfg.cluster.representative_field or ""), cfg.cluster)
-    clusters = cluster_pairs(len(corpus), left, right, scores, prep.lengths, cfg.cluster, keys, threshold=cfg.threshold)
-    left, right, scores = written_pairs(clusters, left, right, scores, cfg.cluster, all_pairs)
+    clusters, (left, right, scores), info["n_verified"] = decide(len(corpus), *scored[:3], prep.lengths, cfg.cluster,
+                                                                 keys, float(cfg.threshold), all_pairs)  # type: ignore[arg-type]
     timings = dict(prep.timings)
     timings.update(candidates=info["seconds_candidates"], verify=info["seconds_verify"],
                    cluster=time.perf_counter() - t1)
@@ -157,8 +163,11 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     summary = build_summary(source=corpus.source, clusters=counts, params=method.describe(),
                             n_candidates=info["n_candidates"], n_pairs=info["n_verified"], n_empty=corpus.n_empty,
                             n_truncated=corpus.n_truncated, skipped=corpus.skipped, timings=timings,
-                            seconds=sum(timings.values()), engine=engine, read=read, n_written=left.size)
-    return DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
+                            seconds=sum(timings.values()), engine=engine, read=read, n_written=left.size,
+                            floor=lowest)
+    result = DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
+    result.keep_scored(*scored[:3], prep.lengths)
+    return result
 
 
 def run(corpus: Corpus, config: DedupConfig | None = None, progress: bool = False,

@@ -26,14 +26,17 @@ if TYPE_CHECKING:
     from neardup.audit import ClusterView
 
 CLUSTER_COLUMNS: tuple[str, ...] = ("id", "kept", "copy_of", "score", "cluster", "cluster_size", "is_representative",
-                                    "oversized")
+                                    "oversized", "length")
 PAIR_COLUMNS: tuple[str, ...] = ("left", "right", "score")
 OUTPUT_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", "summary.json")
 MATCH_FILES: tuple[str, ...] = ("matches.parquet", "summary.json")
 #: Written beside them unless evidence is turned off (see :mod:`neardup.evidence` for its columns).
 EVIDENCE_FILE = "evidence.parquet"
 #: The Parquet files of a de-duplication's output folder, each tagged with its run's id (as summary.json is).
-RUN_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", EVIDENCE_FILE)
+#: Every scored candidate pair at or above the run's score floor (``summary.json``: ``decision.score_floor``):
+#: what :meth:`DedupResult.rethreshold` decides from.
+SCORES_FILE = "scores.parquet"
+RUN_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", EVIDENCE_FILE, SCORES_FILE)
 
 
 class MixedRunError(ValueError):
@@ -112,6 +115,8 @@ class DedupResult:
         self._evidence: pa.Table | None = None
         #: The id of the run whose files are in :attr:`output` (None: not written, or by an older version).
         self.run_id: str | None = None
+        self._scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates at or above the floor
+        self._lengths: np.ndarray | None = None  # characters of each text: the order of the decisions
 
     @classmethod
     def from_output(cls, outdir: str | os.PathLike[str], summary: dict[str, Any], source: str | None = None,
@@ -152,6 +157,85 @@ class DedupResult:
         return cls.from_output(out, summary, source=given, id_field=read.get("id_field", "id"),
                                text_field=read.get("text_field", "text"), run_id=run_id)
 
+    def keep_scored(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray, lengths: np.ndarray) -> None:
+        """Keep the run's scored candidates (at or above its floor) and its texts' lengths, which
+        :meth:`rethreshold` decides from and :meth:`write` writes (``scores.parquet``, ``length``)."""
+        self._scored, self._lengths = (left, right, scores), np.asarray(lengths, dtype=np.int64)
+
+    def _scored_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The scored candidates as document indices, held or read from the output's ``scores.parquet``."""
+        self._ready()
+        if self._scored is None:
+            from neardup.io.arrow import numpy_of
+            from neardup.io.parquet import read_parquet
+
+            path = None if self.output is None else self.output / SCORES_FILE
+            if path is None or not path.exists():
+                raise ValueError("this run kept no scored candidates (scores.parquet): run it again to re-threshold")
+            check_same_run(self.output, self.run_id, [SCORES_FILE])
+            table = read_parquet(path, PAIR_COLUMNS)
+            index = {doc_id: i for i, doc_id in enumerate(self.ids)}
+            self._scored = (np.fromiter((index[x] for x in table["left"].to_pylist()), np.int64, table.num_rows),
+                            np.fromiter((index[x] for x in table["right"].to_pylist()), np.int64, table.num_rows),
+                            numpy_of(table["score"]).astype(np.float64))
+        return self._scored
+
+    def rethreshold(self, threshold: float, all_pairs: bool = False) -> DedupResult:
+        """The result of this run at another ``threshold``, decided again from its scored candidates (down to its
+        score floor, ``summary["decision"]["score_floor"]``) without computing anything else: the result a run at
+        that threshold gives (where the method screens candidates by their sketch, as in character n-grams'
+        default, up to the pairs that screen would drop). Its evidence is not computed (``show`` finds the shared
+        passages when asked).
+
+        >>> import neardup
+        >>> texts = ["Oil rose on Monday in London after the OPEC meeting", "Oil rose on Monday in London after the OPEC talks"]
+        >>> r = neardup.dedup(texts, method="minhash", verify__score="overlap", shingle__n=2)
+        >>> r.scores.round(3).tolist(), r.rethreshold(0.9).groups(), r.rethreshold(0.5).groups()
+        ([0.889], [], [['0', '1']])
+        """
+        import time
+
+        from neardup.cluster import decide
+        from neardup.config import ClusterConfig
+        from neardup.engine.summary import ClusterCounts, decision_rule
+
+        t0 = time.perf_counter()
+        summary = self.summary
+        params = dict(summary.get("params") or {})
+        decision = dict(summary.get("decision") or {})
+        floor = decision.get("score_floor")
+        if floor is None:
+            raise ValueError("this run kept no scored candidates below its threshold: run it again to re-threshold")
+        if float(threshold) < float(floor) - 1e-12 or float(threshold) > 1.0 + 1e-9:
+            raise ValueError(f"threshold must be between this run's score floor {floor} and 1, got {threshold}")
+        cfg = ClusterConfig(**(params.get("cluster") or {}))
+        if cfg.representative not in ("longest", "first") or cfg.representative_field is not None:
+            raise ValueError(f"re-threshold needs --representative longest or first (this run: {cfg.representative})")
+        left, right, scores = self._scored_pairs()
+        lengths = self._lengths
+        assert lengths is not None
+        ids = self.ids
+        clusters, written, n_verified = decide(len(ids), left, right, scores, lengths, cfg, None, float(threshold),
+                                               all_pairs)
+        counts = ClusterCounts.of(clusters, lambda ix: [ids[i] for i in ix])
+        n, reps = counts.n_docs, counts.n_clusters
+        params["threshold"] = float(threshold)
+        seconds = time.perf_counter() - t0
+        new = {**summary, "n_clusters": reps, "n_duplicate_clusters": counts.n_duplicate_clusters,
+               "n_duplicates": n - reps, "duplicate_ratio": float((n - reps) / n) if n else 0.0, "n_pairs": n_verified,
+               "n_pairs_written": int(written[0].size), "n_oversized_clusters": counts.n_oversized_clusters,
+               "largest_clusters": list(counts.largest), "params": params,
+               "decision": decision_rule(params) | {"score_floor": floor},
+               "rethreshold": {"from": (summary.get("params") or {}).get("threshold"), "seconds": round(seconds, 4)},
+               "timings": {"rethreshold": round(seconds, 4), "total": round(seconds, 4)}}
+        new.pop("run_id", None)
+        out = DedupResult(ids=ids, clusters=clusters, left=written[0], right=written[1], scores=written[2], summary=new,
+                          source=self.source, id_field=self.id_field, text_field=self.text_field)
+        out.on_error = self.on_error
+        out.keep_scored(left, right, scores, lengths)
+        out._texts = self._texts
+        return out
+
     def keep_texts(self, texts: Sequence[str], views: list[tuple[str, np.ndarray]]) -> None:
         """Keep a run's texts and its pairs' views (:meth:`~neardup.methods.base.Method.views`), so
         :meth:`evidence` can be computed when first asked for (the in-memory engine does this)."""
@@ -175,6 +259,8 @@ class DedupResult:
         self._left = np.fromiter((index[x] for x in pairs["left"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
         self._right = np.fromiter((index[x] for x in pairs["right"].to_pylist()), dtype=np.int64, count=pairs.num_rows)
         self._scores = numpy_of(pairs["score"]).astype(np.float64)
+        if "length" in table.column_names:
+            self._lengths = numpy_of(table["length"]).astype(np.int64)
         if "score" in table.column_names:  # the decisions as written
             link = numpy_of(table["score"]).astype(np.float64)
             linked = np.flatnonzero(~np.isnan(link))
@@ -303,6 +389,12 @@ class DedupResult:
             "right": [ids[i] for i in self.right],
             "score": self.scores.astype(np.float64),
         }, run_id=run_id)
+        if self._scored is not None:
+            write_table(out / SCORES_FILE, {"left": [ids[i] for i in self._scored[0]],
+                                            "right": [ids[i] for i in self._scored[1]],
+                                            "score": np.asarray(self._scored[2], dtype=np.float64)}, run_id=run_id)
+        else:
+            (out / SCORES_FILE).unlink(missing_ok=True)
         if evidence is not None:
             from neardup.evidence import write_evidence
 
@@ -331,6 +423,7 @@ class DedupResult:
             "cluster_size": clusters.sizes.astype(np.int64),
             "is_representative": kept,
             "oversized": clusters.oversized,
+            "length": (np.zeros(len(ids), dtype=np.int64) if self._lengths is None else self._lengths),
         }
 
     @property
@@ -422,5 +515,5 @@ class MatchResult:
         self.output = out
 
 
-__all__ = ["MATCH_FILES", "OUTPUT_FILES", "RUN_FILES", "DedupResult", "MatchResult", "MixedRunError",
+__all__ = ["MATCH_FILES", "OUTPUT_FILES", "RUN_FILES", "SCORES_FILE", "DedupResult", "MatchResult", "MixedRunError",
            "check_same_run"]

@@ -130,7 +130,7 @@ def test_ray_simhash_groups_make_only_the_pairs_within_the_distance(example_path
     run_chunked(example_path, tmp_path / "out", cfg, ENGINE.replace(keep_work=True))
     root = tmp_path / "out" / ".neardup-work"
     method, rep = methods.get(cfg), joined(root)
-    assert method.screens_pairs
+    assert method.reads_representation
     docs = np.flatnonzero(~rep.empty).astype(np.int64)
     n = len(rep)
     spec = {"root": str(root), "config": cfg, "n": n, "tiles": np.array([0, n]), "pair_parts": 1}

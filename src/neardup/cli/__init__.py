@@ -26,6 +26,7 @@ jit.quiet_blas()  # this process's own, before any command imports NumPy
 COMMANDS: dict[str, tuple[str, str]] = {
     "dedup": ("neardup.cli.dedup", "dedup"),
     "show": ("neardup.cli.show", "show"),
+    "rethreshold": ("neardup.cli.rethreshold", "rethreshold"),
     "eval": ("neardup.cli.evaluate", "eval_cmd"),
     "tune": ("neardup.cli.evaluate", "tune"),
     "match": ("neardup.cli.dedup", "match"),

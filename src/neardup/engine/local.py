@@ -282,7 +282,7 @@ class LocalRun(ShardedRun):
             self.make_room(min(int(sets.values.shape[0]) * 16, int(self.engine.memory_limit * 0.45)))
             pool = self.workers()
             max_codes = codes_per_pass(self.engine.memory_limit, self.plan.workers)
-            for fut in [pool.submit(verify_partition, str(self.wd.root), p, n, self.config, max_codes)
+            for fut in [pool.submit(verify_partition, str(self.wd.root), p, n, self.config, max_codes, self.floor)
                         for p in range(parts)]:
                 fut.result()
                 bar.update(1)

@@ -162,7 +162,7 @@ def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
     The first row is a tally, ``(-1, n_candidates, nan)``; the others are the pairs that pass.
     """
     codes = distinct_codes(batch["code"], spec["min_shared"])
-    left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"])
+    left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"], spec["floor"])
     return {"left": np.concatenate([[-1], left]).astype(np.int64),
             "right": np.concatenate([[n_candidates], right]).astype(np.int64),
             "score": np.concatenate([[np.nan], s]).astype(np.float64)}
@@ -371,7 +371,7 @@ class RayRun(ShardedRun):
             self.counts["n_candidates"] = 0
             self.timed("verify", t0)
             return None, empty, empty, np.empty(0, dtype=np.float64)
-        spec = {"root": str(self.wd.root), "n": len(self.representation()), "config": self.config,
+        spec = {"root": str(self.wd.root), "n": len(self.representation()), "config": self.config, "floor": self.floor,
                 "min_shared": getattr(self.method, "min_shared", 1)}
         verified = pairs.groupby("part").map_groups(_verify_group, batch_format="numpy",
                                                     fn_kwargs={"spec": spec}).materialize()
@@ -430,7 +430,7 @@ class RayRun(ShardedRun):
     def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
         """Stage 5: clusters; components distributed (keyed methods); greedy decisions and communities in the
         driver, over the verified pairs the verify stage gathered there."""
-        if self.config.cluster.algorithm != "components" or self._verified is None:
+        if self.config.cluster.algorithm != "components" or self._verified is None or self.floor < self.method.threshold:
             return super().cluster(left, right, scores)
         t0 = time.perf_counter()
         lengths, keys = self.representative_inputs()

@@ -69,13 +69,14 @@ def decision_rule(params: dict[str, Any]) -> dict[str, Any]:
 def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any], n_candidates: int, n_pairs: int,
                   n_empty: int, n_truncated: int, skipped: list[dict[str, Any]], timings: dict[str, float],
                   seconds: float, engine: dict[str, Any], read: ReadConfig | None = None,
-                  n_written: int | None = None) -> dict[str, Any]:
+                  n_written: int | None = None, floor: float | None = None) -> dict[str, Any]:
     """The summary of a finished run.
 
     ``params`` is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's
     time; ``read``: how the input was read (its id and text fields are recorded, so the input can be read
     again). ``n_pairs`` counts the verified pairs, ``n_written`` the rows of ``pairs.parquet`` (by default
-    the link behind each removed document; default: ``n_pairs``).
+    the link behind each removed document; default: ``n_pairs``); ``floor``: the lowest score of the scored
+    candidates kept in ``scores.parquet`` (the lowest threshold a re-threshold can take).
 
     >>> from neardup.cluster import cluster_pairs
     >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
@@ -105,7 +106,7 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
         "skipped_records": skipped[:100],
         "n_oversized_clusters": clusters.n_oversized_clusters,
         "largest_clusters": list(clusters.largest),
-        "decision": decision_rule(params),
+        "decision": decision_rule(params) | ({} if floor is None else {"score_floor": floor}),
         "params": params,
         **({"calibration": calibration} if calibration else {}),
         "engine": engine,

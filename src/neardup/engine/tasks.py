@@ -18,7 +18,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.arrays import distinct
-from neardup.cluster import representative_keys
+from neardup.cluster import passes, representative_keys
 from neardup.config import DedupConfig
 from neardup.engine.plan import TABLE_CHUNK_VALUES
 from neardup.engine.tiles import (IDF_TABLE, gather_rows, load_idf_table, load_tiles, read_rows, score_tiled,
@@ -358,10 +358,12 @@ def sketch_pairs(path: str, left: np.ndarray, right: np.ndarray,
         yield lo, gather_rows(path, rows), np.searchsorted(rows, a), np.searchsorted(rows, b)
 
 
-def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
+                floor: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Verify distinct candidate pairs, given as codes ``left * n + right``, against the joined arrays
-    of the work directory ``root``; returns the pairs whose score passes the threshold, and the number
-    of candidates (after the method's own filter, e.g. SimHash's Hamming distance).
+    of the work directory ``root``; returns the pairs whose score passes the threshold (or the lower ``floor``:
+    the scored candidates a re-threshold decides from), and the number of candidates (after the method's own
+    filter, e.g. SimHash's Hamming distance).
 
     Shared by the local and the Ray engine. Set scores read two document tiles at a time
     (:mod:`neardup.engine.tiles`), so memory stays bounded.
@@ -394,7 +396,7 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> tu
         s = np.concatenate(scored)
     else:
         s = score_tiled(root, left, right, method.score_name, load_tiles(root))
-    keep = s >= method.threshold - 1e-12
+    keep = passes(s, method.threshold if floor is None else floor)
     return left[keep], right[keep], s[keep], int(left.size)
 
 
@@ -410,7 +412,8 @@ def distinct_codes(codes: np.ndarray, min_shared: int) -> np.ndarray:
     return codes[counts >= min_shared]
 
 
-def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_codes: int) -> int:
+def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_codes: int,
+                     floor: float | None = None) -> int:
     """Verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``.
 
     When the partition holds more than ``max_codes`` candidate codes (repeats included), it is verified
@@ -435,7 +438,7 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
             chunk.append(codes[codes % passes == sub] if passes > 1 else codes)
         codes = distinct_codes(np.concatenate(chunk), min_shared) if chunk else np.empty(0, dtype=np.int64)
         del chunk
-        left, right, score, count = score_codes(root, codes, n, config)
+        left, right, score, count = score_codes(root, codes, n, config, floor)
         lefts.append(left)
         rights.append(right)
         scores.append(score)
