@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_decisions.py [--quick] [--presets all|clean,ocr-heavy,...] [--json OUT]
                                          [--sample-out SAMPLE.json] [--skip days,spam,newsgroups]
     python benchmarks/bench_decisions.py --sweep [--quick] [--show SCORE:THRESHOLD] [--json OUT]
+    python benchmarks/bench_decisions.py --calibrate [--quick] [--campaigns N] [--background N] [--json OUT]
 
 Both rules run on the same method, ``auto`` untuned unless a row says otherwise (``neardup.dedup`` with
 ``engine="memory"`` on lists of records; ``cluster__algorithm="components"`` or ``"greedy"``). Measured:
@@ -54,6 +55,20 @@ corpus is represented once (:func:`neardup.pipeline.prepare`) and re-run per set
   a body word is covered when a word 4-gram holding it is one of the kept document's word 4-grams;
 * ``--show SCORE:THRESHOLD`` (default: the recommendation printed with the tables): 10 random removals
   (seed 0) at that setting, their coverage and the first 300 characters of their body, for a human to read.
+
+``--calibrate``: auto's mapping from noise profile to threshold, refit for greedy and judged out of distribution,
+instead of the three parts. Corpora: the five labelled days under every preset (nlpaug needed) and the spam
+campaigns. Each corpus is profiled once (:func:`neardup.calibrate.profile`) and represented once in the unit
+auto picks for it (calibrate's word/character cut-offs, kept: the same unit under every mapping); a mapping
+(:class:`Mapping`: word and character ``top * exp(-rate * damage)``, an optional variant term
+``exp(-vrate * max(0, variant - from))`` and an optional ceiling on the character threshold) is run at the
+thresholds it gives (:func:`neardup.pipeline.run_prepared`, greedy, ARI cached per threshold; the shipped
+mapping is checked against ``calibrate.choose`` and against ``neardup.dedup(method="auto")`` on every corpus).
+The grid (:data:`CAL_WORD_TOP` ... :data:`CAL_CHAR_MAX`) is fitted (:func:`fit`: the best mean ARI over noise
+models, each model weighing the same, no Reuters preset more than :data:`MAX_DROP` below :data:`BASELINE`)
+leaving one noise model of :data:`NOISE_MODELS` out at a time, and scored on the one left out: per model, the
+baseline against the refit, their mean and worst case; then fitted on all, per preset. The refit ships only if
+it beats the baseline's leave-one-out mean and worst case and loses no preset more than :data:`MAX_DROP`.
 """
 
 from __future__ import annotations
@@ -682,6 +697,285 @@ def run_sweep(args: argparse.Namespace) -> None:
                                          "reuters_coverage": covered, "recommended": best}, indent=1, default=str))
 
 
+# ---------------------------------------------------------------- --calibrate: auto's mapping refit for greedy
+
+#: The noise models, each held out in turn (leave one noise model out): the presets of one generator family.
+#: ``spam-campaigns`` is :func:`spam_corpus` (its own generator); ``clean`` is no noise model: always fitted on.
+NOISE_MODELS: dict[str, tuple[str, ...]] = {
+    "ocr": ("ocr-light", "ocr-1970s", "ocr-medium", "ocr-1930s", "ocr-heavy"),
+    "typos": ("typos",), "web-aggregator": ("web-aggregator",), "adversarial-spam": ("adversarial-spam",),
+    "nlpaug": ("nlpaug-ocr", "nlpaug-heavy"), "spam-campaigns": ("spam-campaigns",)}
+ALWAYS_FITTED = {"clean": ("clean",)}
+#: The grid. Word 4-grams' top is not taken below 0.45: --sweep measured what 20 Newsgroups removes from 0.45
+#: up, and 20 Newsgroups (unlabelled) is not in this objective.
+CAL_WORD_TOP = (0.45, 0.5, 0.55)
+CAL_WORD_RATE = (3.0, 5.6, 8.0)
+CAL_CHAR_TOP = (0.7, 0.8, 0.9)
+CAL_CHAR_RATE = (5.0, 7.0, 9.0)
+#: The variant term ``(vrate, from)``: ``exp(-vrate * max(0, variant - from))`` on the character threshold.
+CAL_VARIANT = ((0.0, 0.035), (10.0, 0.035), (20.0, 0.035), (20.0, 0.015))
+#: The character threshold's ceiling (1.0: none).
+CAL_CHAR_MAX = (1.0, 0.65, 0.6, 0.55)
+#: No Reuters preset may lose more than this ARI (mean over days) against the baseline, in a fit or to ship.
+MAX_DROP = 0.01
+#: Fits within this mean ARI of the best count as ties (one day's pair moves a preset's mean by .01 to .02).
+FIT_TIE = 0.002
+
+
+@dataclasses.dataclass(frozen=True)
+class Mapping:
+    """A mapping from a noise profile to auto's threshold (the word/character decision is calibrate's own cut-offs).
+    Word 4-grams: ``word_top * exp(-word_rate * damage)``; character 5-grams:
+    ``min(char_max, char_top * exp(-char_rate * damage - vrate * max(0, variant - vfrom)))``; both to 3 decimals."""
+
+    word_top: float
+    word_rate: float
+    char_top: float
+    char_rate: float
+    vrate: float = 0.0
+    vfrom: float = 0.035
+    char_max: float = 1.0
+
+    def choice(self, p: Any) -> tuple[bool, float]:
+        import math
+
+        from neardup import calibrate as cal
+
+        char = not (p.chars < cal.MIN_CHARS or (p.damage < cal.WORD_MAX_DAMAGE and p.variant < cal.WORD_MAX_VARIANT))
+        if not char:
+            return False, round(self.word_top * math.exp(-self.word_rate * p.damage), 3)
+        exponent = self.char_rate * p.damage + self.vrate * max(0.0, p.variant - self.vfrom)
+        t = round(self.char_top * math.exp(-exponent), 3)
+        return True, round(min(self.char_max, t), 3)
+
+    def label(self) -> str:
+        s = f"word {self.word_top:g}*exp(-{self.word_rate:g}d); char {self.char_top:g}*exp(-{self.char_rate:g}d"
+        s += f" - {self.vrate:g}*max(0, v-{self.vfrom:g}))" if self.vrate else ")"
+        return s + (f", at most {self.char_max:g}" if self.char_max < 1 else "")
+
+
+#: The mapping fitted under components (calibrate.py before this refit).
+BASELINE = Mapping(0.45, 5.6, 0.8, 7.0)
+
+
+def shipped_mapping() -> Mapping:
+    """calibrate.py's constants as a :class:`Mapping` (its optional terms read when it has them)."""
+    from neardup import calibrate as cal
+
+    vrate, vfrom = getattr(cal, "CHAR_VARIANT", (0.0, cal.WORD_MAX_VARIANT))
+    return Mapping(*cal.WORD_THRESHOLD, *cal.CHAR_THRESHOLD, vrate, vfrom, getattr(cal, "CHAR_MAX", 1.0))
+
+
+def grid() -> list[Mapping]:
+    import itertools
+
+    out = [Mapping(wt, wr, ct, cr, vr, vf, cm) for wt, wr, ct, cr, (vr, vf), cm in itertools.product(
+        CAL_WORD_TOP, CAL_WORD_RATE, CAL_CHAR_TOP, CAL_CHAR_RATE, CAL_VARIANT, CAL_CHAR_MAX)]
+    return out if BASELINE in out else [BASELINE, *out]
+
+
+def unit_config(char: bool, threshold: float) -> Any:
+    """What auto resolves to for that unit and threshold (checked against ``resolve`` in :func:`cal_corpora`)."""
+    from neardup.api import make_config
+
+    return make_config(method="minhash", shingle__char=char, shingle__n=5 if char else 4, threshold=threshold,
+                       cluster__algorithm="greedy")
+
+
+class CalCorpus:
+    """One labelled corpus: its profile (once), the representation of the unit auto picks (once; the unit is
+    calibrate's cut-offs, the same for every mapping), and the greedy ARI per threshold (cached)."""
+
+    def __init__(self, preset: str, day: str, recs: list[dict[str, str]], truth: list[Any]) -> None:
+        from neardup.calibrate import profile
+        from neardup.pipeline import prepare
+
+        self.preset, self.day, self.recs, self.truth = preset, day, recs, truth
+        self.corpus = corpus_of(recs)
+        self.profile = profile(self.corpus.texts)
+        self.char, _ = BASELINE.choice(self.profile)
+        self.prep = prepare(self.corpus, unit_config(self.char, 0.5))
+        self.ari: dict[float, float] = {}
+
+    def score(self, threshold: float) -> float:
+        from neardup.pipeline import run_prepared
+
+        if threshold not in self.ari:
+            labels = run_prepared(self.prep, unit_config(self.char, threshold)).clusters.labels
+            self.ari[threshold] = adjusted_rand_index(labels.tolist(), self.truth)
+        return self.ari[threshold]
+
+    def check(self, mapping: Mapping) -> None:
+        """``mapping`` is what calibrate.choose gives on this profile, and run_prepared at its threshold gives
+        what neardup.dedup(method="auto", greedy) gives."""
+        from neardup.api import make_config
+        from neardup.calibrate import choose, resolve
+
+        char, t = mapping.choice(self.profile)
+        chosen = choose(self.profile)
+        if (chosen["shingle__char"], chosen["threshold"]) != (char, t):
+            raise SystemExit(f"bench_decisions --calibrate: {self.preset} {self.day}: calibrate.choose gives {chosen}, "
+                             f"the shipped mapping {mapping.label()} gives char={char} t={t}")
+        auto = resolve(make_config("auto", cluster__algorithm="greedy"), self.corpus.texts)
+        ours = unit_config(char, t)
+        differ = [f.name for f in dataclasses.fields(auto) if f.name not in ("calibration", "defaulted")
+                  and getattr(auto, f.name) != getattr(ours, f.name)]  # defaulted: which the user set, not a setting
+        if differ:
+            raise SystemExit(f"bench_decisions --calibrate: auto resolves to other settings than {ours}: {differ}")
+        direct = neardup.dedup(self.recs, engine="memory", method="auto", cluster__algorithm="greedy")
+        if adjusted_rand_index(direct.clusters.labels.tolist(), self.truth) != self.score(t):
+            raise SystemExit(f"bench_decisions --calibrate: run_prepared differs from neardup.dedup on "
+                             f"{self.preset} {self.day}")
+
+
+def cal_corpora(days: list[str], presets: list[str], campaigns: int, background: int) -> list[CalCorpus]:
+    root = data_dir()
+    clean = {d: load_any(root / DAYS5[d]) for d in days}
+    for d, data in clean.items():
+        data.name = d
+    out = []
+    for preset in presets:
+        t0 = time.perf_counter()
+        for day, data in clean.items():
+            corpus = noisy(data, preset).corpus
+            out.append(CalCorpus(preset, day, records(list(corpus.ids), list(corpus.texts)), list(corpus.labels)))
+        print(f"  calibrate: {preset} profiled and represented ({time.perf_counter() - t0:.1f} s)",
+              file=sys.stderr, flush=True)
+    recs, truth, _ = spam_corpus(campaigns, background)
+    out.append(CalCorpus("spam-campaigns", "-", recs, truth))
+    return out
+
+
+def preset_scores(corpora: list[CalCorpus], mapping: Mapping) -> dict[str, float]:
+    """ARI per preset (mean over days; spam-campaigns: its one corpus) under ``mapping``."""
+    by: dict[str, list[float]] = {}
+    for c in corpora:
+        by.setdefault(c.preset, []).append(c.score(mapping.choice(c.profile)[1]))
+    return {p: float(np.mean(v)) for p, v in by.items()}
+
+
+def group_scores(per_preset: dict[str, float]) -> dict[str, float]:
+    """ARI per noise model (mean over its presets) and of clean text."""
+    return {g: float(np.mean([per_preset[p] for p in ps])) for g, ps in {**ALWAYS_FITTED, **NOISE_MODELS}.items()
+            if all(p in per_preset for p in ps)}
+
+
+def fit(table: dict[Mapping, dict[str, float]], groups: list[str]) -> Mapping:
+    """The mapping with the best mean ARI over ``groups`` (each noise model weighs the same, whatever its number
+    of presets) among those that lose no Reuters preset of ``groups`` more than :data:`MAX_DROP` against
+    :data:`BASELINE`; within :data:`FIT_TIE` of the best, the fewest parameters changed from the baseline, then
+    the best mean, then the grid's order."""
+    base = table[BASELINE]
+    presets = [p for g in groups for p in {**ALWAYS_FITTED, **NOISE_MODELS}[g] if p != "spam-campaigns"]
+
+    def mean(m: Mapping) -> float:
+        gs = group_scores(table[m])
+        return float(np.mean([gs[g] for g in groups]))
+
+    def changed(m: Mapping) -> int:
+        return sum(a != b for a, b in zip(dataclasses.astuple(m), dataclasses.astuple(BASELINE)))
+
+    allowed = [m for m in table if all(table[m][p] >= base[p] - MAX_DROP for p in presets)]
+    top = max(mean(m) for m in allowed)
+    return min((m for m in allowed if mean(m) >= top - FIT_TIE), key=lambda m: (changed(m), -mean(m)))
+
+
+def run_calibrate(args: argparse.Namespace) -> None:
+    t0 = time.perf_counter()
+    days = ["31-MAR"] if args.quick else list(DAYS5)
+    presets = list(ALL_PRESETS)
+    try:
+        import nlpaug  # noqa: F401
+    except ImportError:
+        sys.exit("bench_decisions --calibrate: needs nlpaug (one of the noise models held out)")
+    campaigns = args.campaigns if args.campaigns is not None else (40 if args.quick else 200)
+    background = args.background if args.background is not None else (200 if args.quick else 1000)
+    corpora = cal_corpora(days, presets, campaigns, background)
+    shipped = shipped_mapping()
+    for c in corpora:
+        c.check(shipped)
+    t_prep = time.perf_counter() - t0
+    mappings = grid()
+    if shipped not in mappings:
+        mappings.append(shipped)
+    table = {}
+    for k, m in enumerate(mappings):
+        table[m] = preset_scores(corpora, m)
+        if k % 100 == 0:
+            print(f"  calibrate: {k}/{len(mappings)} mappings, {sum(len(c.ari) for c in corpora)} runs "
+                  f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+    t_grid = time.perf_counter() - t0 - t_prep
+    models = list(NOISE_MODELS)
+    base_g = group_scores(table[BASELINE])
+
+    print(f"## Calibrating auto for greedy, out of distribution\n")
+    print(f"Corpora: Reuters days {', '.join(days)} under {', '.join(presets)}; spam campaigns ({campaigns} "
+          f"campaigns, {background} background stories). Each corpus profiled once (calibrate.profile) and "
+          f"represented once in the unit auto picks (calibrate's cut-offs: the same for every mapping); every mapping "
+          f"of the grid run at its thresholds (neardup.pipeline.run_prepared, greedy; checked equal to "
+          f"neardup.dedup(method='auto') under the shipped mapping on every corpus). {len(mappings)} mappings, "
+          f"{sum(len(c.ari) for c in corpora)} runs; profiles and representations {t_prep:.0f} s, grid "
+          f"{t_grid:.0f} s.\n")
+    print("Grid: word top " + ", ".join(map(str, CAL_WORD_TOP)) + "; word rate " + ", ".join(map(str, CAL_WORD_RATE))
+          + "; char top " + ", ".join(map(str, CAL_CHAR_TOP)) + "; char rate " + ", ".join(map(str, CAL_CHAR_RATE))
+          + "; variant term (vrate, from) " + ", ".join(map(str, CAL_VARIANT)) + "; char ceiling "
+          + ", ".join(map(str, CAL_CHAR_MAX)) + " (1.0: none).")
+    print(f"Fit: the best mean ARI over the fitted noise models (and clean text), each model weighing the same, among "
+          f"mappings that lose no fitted Reuters preset more than {MAX_DROP} against the baseline "
+          f"({BASELINE.label()}); "
+          f"within {FIT_TIE} of the best: the fewest parameters changed, then the best.\n")
+    print("### Profiles (mean over days)\n")
+    print("| preset | damage | variant | unit | baseline threshold | shipped threshold |")
+    print("| --- | ---: | ---: | --- | --- | --- |")
+    for p in dict.fromkeys(c.preset for c in corpora):
+        mine = [c for c in corpora if c.preset == p]
+        ts = lambda m: ", ".join(f"{m.choice(c.profile)[1]:.3f}" for c in mine)  # noqa: E731
+        damage, variant = np.mean([c.profile.damage for c in mine]), np.mean([c.profile.variant for c in mine])
+        print(f"| {p} | {damage:.4f} | {variant:.4f}"
+              f" | {'char 5' if mine[0].char else 'word 4'} | {ts(BASELINE)} | {ts(shipped)} |")
+
+    print("\n### Leave one noise model out (greedy ARI on the held-out model)\n")
+    print("| held out | baseline | refit (fitted on the others) | refit mapping |")
+    print("| --- | ---: | ---: | --- |")
+    loo = {}
+    for held in models:
+        m = fit(table, [g for g in (*ALWAYS_FITTED, *models) if g != held])
+        loo[held] = (base_g[held], group_scores(table[m])[held], m)
+        print(f"| {held} | {base_g[held]:.3f} | {loo[held][1]:.3f} | {m.label()} |")
+    b, r = np.array([v[0] for v in loo.values()]), np.array([v[1] for v in loo.values()])
+    print(f"| **mean** | {b.mean():.3f} | {r.mean():.3f} | |")
+    print(f"| **worst** | {b.min():.3f} ({models[int(b.argmin())]}) | {r.min():.3f} ({models[int(r.argmin())]}) | |")
+
+    best = fit(table, [*ALWAYS_FITTED, *models])
+    cols = [("baseline", BASELINE), ("refit on all", best)] + ([("shipped", shipped)] if shipped not in (BASELINE, best)
+                                                              else [])
+    print(f"\n### Refit on every noise model: {best.label()}\n")
+    print("| preset | " + " | ".join(n for n, _ in cols) + " | refit - baseline |")
+    print("| --- |" + " ---: |" * (len(cols) + 1))
+    for p in table[BASELINE]:
+        print(f"| {p} | " + " | ".join(f"{table[m][p]:.3f}" for _, m in cols)
+              + f" | {table[best][p] - table[BASELINE][p]:+.3f} |")
+    for name, fn in (("mean over presets", lambda t: np.mean(list(t.values()))),
+                     ("mean over noise models and clean", lambda t: np.mean(list(group_scores(t).values())))):
+        print(f"| {name} | " + " | ".join(f"{fn(table[m]):.3f}" for _, m in cols)
+              + f" | {fn(table[best]) - fn(table[BASELINE]):+.3f} |")
+    drops = {p: table[best][p] - table[BASELINE][p] for p in table[BASELINE] if p != "spam-campaigns"}
+    worst_drop = min(drops.values())
+    ok = r.min() > b.min() and r.mean() > b.mean() and worst_drop >= -MAX_DROP
+    print(f"\nShip rule: leave-one-out worst {r.min():.3f} vs {b.min():.3f}, mean {r.mean():.3f} vs {b.mean():.3f}, "
+          f"largest Reuters preset drop of the refit {worst_drop:+.3f} (at most {MAX_DROP}): "
+          + ("ship the refit." if ok else "keep the baseline."))
+    print(f"shipped now (calibrate.py): {shipped.label()}"
+          + (" = the refit" if shipped == best else " = the baseline" if shipped == BASELINE else ""))
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "profiles": [{"preset": c.preset, "day": c.day, **c.profile.to_dict()} for c in corpora],
+            "table": [{"mapping": dataclasses.asdict(m), "presets": t} for m, t in table.items()],
+            "loo": {h: {"baseline": v[0], "refit": v[1], "mapping": dataclasses.asdict(v[2])} for h, v in loo.items()},
+            "refit": dataclasses.asdict(best), "ship": ok}, indent=1))
+
+
 # ---------------------------------------------------------------- main
 
 def main() -> None:
@@ -699,7 +993,14 @@ def main() -> None:
                                                           "4-grams on the labelled days and 20 Newsgroups")
     ap.add_argument("--show", help="--sweep: show 10 random 20 Newsgroups removals at SCORE:THRESHOLD "
                                    "(default: the recommended setting)")
+    ap.add_argument("--calibrate", action="store_true", help="instead of the three parts: refit auto's mapping for "
+                                                              "greedy, leaving one noise model out at a time")
     args = ap.parse_args()
+    if args.calibrate:
+        if not (data_dir() / DAYS5["2-MAR"]).exists():
+            sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
+        run_calibrate(args)
+        return
     if args.sweep:
         if not (data_dir() / DAYS5["2-MAR"]).exists():
             sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")

@@ -2,7 +2,9 @@
 words are, which script it is written in) and choose the representation and threshold from them.
 
 Owns the noise profile of a sample of texts and the shipped mapping from profile to configuration,
-fitted once on the three labelled Reuters days under the noise generator's presets (see docs/quality.md);
+fitted once on the three labelled Reuters days under the noise generator's presets (see docs/quality.md)
+and its character threshold capped for greedy clustering (``benchmarks/bench_decisions.py --calibrate``:
+five Reuters days under every preset and spam campaigns, one noise model left out at a time);
 must not run the pipeline (:func:`resolve` returns a configuration).
 
 Two measures, both read from the first documents of the input:
@@ -16,9 +18,11 @@ Two measures, both read from the first documents of the input:
   clean text hardly any (0.006 to 0.011 on clean news, 0.05 in hash-busting spam).
 
 Clean text gets word 4-grams at 0.45 (less as damage grows); damaged or tampered text gets character
-5-grams at ``0.80 * exp(-7 * damage)`` (fitted on the presets; it also held under a noise model of
-another library, docs/quality.md). Text written without spaces between words (Chinese, Japanese, Thai,
-...) is recognised by its script and gets character shingles sized for it.
+5-grams at ``min(0.60, 0.80 * exp(-7 * damage))`` (fitted on the presets; it also held under a noise model
+of another library, docs/quality.md). The cap binds on tampered text with little damage (hash-busting
+spam): under greedy clustering no chain rescues a copy that too high a threshold missed. Text written
+without spaces between words (Chinese, Japanese, Thai, ...) is recognised by its script and gets character
+shingles sized for it.
 """
 
 from __future__ import annotations
@@ -53,6 +57,10 @@ WORD_MAX_VARIANT = 0.035
 #: Thresholds: ``top * exp(-decay * damage)`` for word 4-grams and for character 5-grams.
 WORD_THRESHOLD = (0.45, 5.6)
 CHAR_THRESHOLD = (0.80, 7.0)
+#: The most a damaged or tampered profile's character threshold may be (refit for greedy, bench_decisions
+#: --calibrate: it binds below damage 0.041; busted spam campaigns, damage 0, greedy ARI .011 at 0.8, .98 at 0.6).
+#: A clean profile whose user chose characters keeps ``CHAR_THRESHOLD`` (clean Reuters: best near 0.8).
+CHAR_MAX = 0.60
 #: Scripts written without spaces between words, by code point range: character shingles of this size.
 SPACELESS: tuple[tuple[str, int, int, int], ...] = (
     ("han", 0x3400, 0x9FFF, 2), ("han", 0xF900, 0xFAFF, 2), ("kana", 0x3040, 0x30FF, 2), ("kana", 0xFF66, 0xFF9F, 2),
@@ -160,6 +168,9 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     >>> choose(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07, spaceless=0.0,
     ...                     script="spaced"))
     {'method': 'minhash', 'shingle__char': True, 'shingle__n': 5, 'threshold': 0.397}
+    >>> choose(NoiseProfile(docs=900, words=300000, chars=400000, damage=0.0, variant=0.036, spaceless=0.0,
+    ...                     script="spaced"))["threshold"]  # hash-busting spam: tampered, not damaged
+    0.6
     """
     if p.script != "spaced" and char is not False:
         n = next(size for name, _, _, size in SPACELESS if name == p.script)
@@ -168,14 +179,17 @@ def choose(p: NoiseProfile, char: bool | None = None) -> dict[str, Any]:
     if char is False or (char is None and clean):
         return {"method": "minhash", "shingle__char": False, "shingle__n": 4,
                 "threshold": decay(WORD_THRESHOLD, p.damage)}
-    return {"method": "minhash", "shingle__char": True, "shingle__n": 5, "threshold": decay(CHAR_THRESHOLD, p.damage)}
+    threshold = decay(CHAR_THRESHOLD, p.damage)
+    return {"method": "minhash", "shingle__char": True, "shingle__n": 5,
+            "threshold": threshold if clean else min(CHAR_MAX, threshold)}
 
 
 def view_thresholds(p: NoiseProfile, views: Iterable[str], trained: dict[str, float] | None = None) -> tuple[float, ...]:
     """Each view's threshold under a profile (method multiview): word 4-grams' and character 5-grams'
-    as :func:`choose` gives them; the trained views' (bi-encoder, cross-encoder) from ``trained`` (their
-    models' own validated thresholds); RETSim's cosine at 0.95, not calibrated (above the retsim method's 0.9:
-    in the max rule templated wire notices reach 0.9, docs/multiview.md).
+    decayed with the damage as in :func:`choose`, without :data:`CHAR_MAX` (refit for character shingles
+    alone under greedy, not for multiview's max rule); the trained views' (bi-encoder, cross-encoder) from
+    ``trained`` (their models' own validated thresholds); RETSim's cosine at 0.95, not calibrated (above the
+    retsim method's 0.9: in the max rule templated wire notices reach 0.9, docs/multiview.md).
 
     >>> view_thresholds(NoiseProfile(docs=500, words=60000, chars=400000, damage=0.1, variant=0.07,
     ...                              spaceless=0.0, script="spaced"), ("word", "char", "retsim"))
