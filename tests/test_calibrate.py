@@ -91,6 +91,30 @@ def test_settings_the_user_gave_are_kept_and_the_choice_is_in_the_summary(exampl
     assert res.summary["params"]["shingle"]["char"] == cal["choice"]["shingle__char"]
 
 
+def test_a_huge_token_is_read_in_linear_time_and_leaves_the_word_statistics_alone(example_path, monkeypatch):
+    """Issue 55: the variant rate built every one-deletion variant of every word, quadratic in its length (a
+    40 KB token took a run to 1.3 GB, a 20 MB one past ten minutes). Words longer than MAX_WORD_CHARS take no
+    part in the word statistics; the profile of text without such words is the one it always had."""
+    import time
+
+    import neardup.calibrate as calibrate
+    from neardup.online.calibrate import resolve as online_resolve
+    from neardup.online.settings import OnlineConfig
+
+    profile(["a few words " * 2000])  # what a first call compiles or loads, outside the time
+    start = time.perf_counter()
+    huge = profile(["x" * 200_000])
+    online_resolve(OnlineConfig(method="auto"), ["y" * 200_000])  # a store's first POST calibrates the same way
+    assert time.perf_counter() - start < 0.5 and huge.words == 0 and huge.variant == 0.0
+    texts = [apply_noise(t, "typos", seed=0, doc_id=str(i)).text for i, t in enumerate(read_corpus(example_path).texts)]
+    normal = profile(texts)
+    assert normal.variant > 0.03 and max(len(w) for t in texts for w in t.split()) <= calibrate.MAX_WORD_CHARS
+    with_blobs = profile([f"{t} {'q' * 100}{i} {'z' * 65}" for i, t in enumerate(texts)])
+    assert (with_blobs.words, with_blobs.variant) == (normal.words, normal.variant)
+    monkeypatch.setattr(calibrate, "MAX_WORD_CHARS", 10**9)  # no cap: as before
+    assert profile(texts) == normal
+
+
 def _cjk_corpus(tmp_path, locale: str):
     """Generated Chinese or Japanese paragraphs (faker), each a third of the time copied with a few
     characters replaced and a short line added: the planted pairs are the truth."""

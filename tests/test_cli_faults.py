@@ -3,6 +3,7 @@ before anything is written, --ngram 0 names the right parameter, tune warns on a
 without a true pair."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -78,6 +79,121 @@ def test_keep_copies_a_record_whose_other_fields_hold_a_lone_surrogate(tmp_path)
     res = _run("dedup", src, "-o", tmp_path / "o", "--keep", kept, "-q")
     assert res.exit_code == 0, res.output
     assert json.loads(kept.read_text().splitlines()[-1]) == rec  # copied as the input had it (escaped)
+
+
+def _disk_full(monkeypatch, where):
+    """Simulate a full disk (ENOSPC) at one place: the work directory (a shard's ids written, or a join's append,
+    whose error names no file), the output (pairs.parquet, after clusters.parquet), or the --keep file."""
+    import errno
+    import io
+
+    import pyarrow.parquet as pq
+
+    full = OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left on device")
+    if where in ("work", "output"):
+        real, prefix = pq.write_table, ".000000.ids.parquet." if where == "work" else ".pairs.parquet."
+
+        def write_table(table, dest, *args, **kwargs):
+            if Path(str(dest)).name.startswith(prefix):
+                raise full
+            return real(table, dest, *args, **kwargs)
+
+        monkeypatch.setattr(pq, "write_table", write_table)
+    elif where == "join":
+        import neardup.engine.sharded as sharded
+
+        monkeypatch.setattr(sharded, "append_array_bytes", lambda *args, **kwargs: (_ for _ in ()).throw(full))
+    else:
+        import neardup.io.keep as keep
+
+        class Full(io.FileIO):
+            def write(self, data):
+                raise full
+
+        monkeypatch.setattr(keep, "open", lambda path, mode="r", *a, **k: Full(path, "w"), raising=False)
+
+
+@pytest.mark.parametrize("where, engine", [("work", "local"), ("join", "local"), ("output", "local"),
+                                           ("output", "memory"), ("keep", "local"), ("keep", "memory")])
+def test_a_full_disk_is_one_line_naming_the_path_and_leaves_no_partial_outputs(example_path, tmp_path, monkeypatch,
+                                                                                where, engine):
+    """Issue 55: a full disk under the work directory, the output or --keep was a 94-line traceback, and on the
+    output it left clusters.parquet and pairs.parquet without summary.json."""
+    out, kept = tmp_path / "o", tmp_path / "kept.jsonl"
+    _disk_full(monkeypatch, where)
+    res = _run("dedup", example_path, "-o", out, "--keep", kept, "--engine", engine, "-q")
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output  # no traceback
+    path = {"work": out / ".neardup-work" / "shards" / "000000.ids.parquet", "join": out / ".neardup-work",
+            "output": out / "pairs.parquet", "keep": kept}[where]
+    assert res.stderr == f"neardup: error: {path}: no space left on device\n"
+    assert not kept.exists()
+    names = {p.name for p in out.iterdir()} if out.exists() else set()
+    if where == "keep":  # the run's outputs are complete; only the keep file is missing
+        assert {"clusters.parquet", "pairs.parquet", "summary.json"} <= names
+    else:  # nothing partial: no output file at all (the work directory stays, for --resume)
+        assert names <= {".neardup-work"}
+    monkeypatch.undo()
+    res = _run("dedup", example_path, "-o", out, "--keep", kept, "--engine", engine, "-q", "--overwrite")
+    assert res.exit_code == 0, res.output
+    assert (out / "summary.json").exists() and kept.exists()
+
+
+def test_a_second_run_into_the_same_output_folder_is_refused_at_once(example_path, tmp_path):
+    """Issue 55: two runs into one output folder at once both crashed with tracebacks. The first holds the folder's
+    lock (.neardup.lock) until it ends; the second is refused at once, in one line naming the folder (exit 2)."""
+    import subprocess
+    import sys
+    import time
+
+    out, started, go = tmp_path / "o", tmp_path / "started", tmp_path / "go"
+    first = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, sys, time\n"
+        "import neardup.engine.memory as memory\n"
+        "real, started, go = memory.run_memory, pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])\n"
+        "def held(*args, **kwargs):\n"
+        "    started.touch()\n"
+        "    while not go.exists():\n"
+        "        time.sleep(0.02)\n"
+        "    return real(*args, **kwargs)\n"
+        "memory.run_memory = held\n"
+        "sys.argv = ['neardup'] + sys.argv[3:]\n"
+        "from neardup.cli import main\n"
+        "main()\n"), str(started), str(go), "dedup", str(example_path), "-o", str(out), "-q"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and first.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        assert started.exists()
+        for extra in ([], ["--overwrite"], ["--engine", "local"]):
+            second = subprocess.run([sys.executable, "-m", "neardup", "dedup", str(example_path), "-o", str(out), "-q",
+                                     *extra], capture_output=True, text=True, timeout=60)
+            assert second.returncode == 2 and second.stderr == (
+                f"neardup: error: {out}: another neardup run is writing to this output folder; wait for it to end or "
+                "give another one\n"), second.stderr
+        assert (out / ".neardup.lock").exists()
+        go.touch()
+        assert first.wait(timeout=120) == 0, first.stderr.read()
+    finally:
+        go.touch()
+        first.kill()
+        first.wait()
+    assert json.loads((out / "summary.json").read_text())["n_docs"] == 300
+    assert not (out / ".neardup.lock").exists()  # present only while a run holds it
+
+
+def test_the_output_lock_is_no_foreign_file_and_a_refused_run_writes_none(example_path, tmp_path):
+    out = tmp_path / "o"
+    (out).mkdir()
+    (out / ".neardup.lock").write_text("")  # left by a run killed with SIGKILL: no one holds it
+    assert _run("dedup", example_path, "-o", out, "-q").exit_code == 0
+    assert not (out / ".neardup.lock").exists()
+    before = sorted(p.name for p in out.iterdir())
+    res = _run("dedup", example_path, "-o", out, "-q")  # refused before it starts: outputs exist
+    assert res.exit_code == 2 and "exists: give --overwrite" in res.stderr
+    assert sorted(p.name for p in out.iterdir()) == before
+    res = _run("dedup", tmp_path / "missing.jsonl", "-o", tmp_path / "new", "-q")
+    assert res.exit_code == 2 and not (tmp_path / "new").exists()
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash", "ngram"])

@@ -129,8 +129,25 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     if all_pairs is not None:
         eng = eng.replace(all_pairs=all_pairs)
     _check_data(data)
-    if output is not None:
-        check_dedup_outputs(data, output, eng, overwrite)
+    if output is not None:  # the output folder locked for the run (its checks first, see output_lock)
+        from neardup.io.write import output_lock
+
+        with output_lock(output, lambda: check_dedup_outputs(data, output, eng, overwrite, clear=False)):
+            check_dedup_outputs(data, output, eng, overwrite)  # again, locked: and what a killed writer left goes
+            try:
+                return _dedup(data, cfg, eng, read_cfg, output)
+            except BaseException:  # no partial outputs: a folder without its summary.json keeps no run file
+                from neardup.io.write import discard_incomplete
+                from neardup.results import RUN_FILES
+
+                discard_incomplete(output, RUN_FILES)
+                raise
+    return _dedup(data, cfg, eng, read_cfg, output)
+
+
+def _dedup(data: Data, cfg: DedupConfig, eng: EngineConfig, read_cfg: ReadConfig,
+           output: str | os.PathLike[str] | None) -> DedupResult:
+    """:func:`dedup` once its settings and outputs are checked."""
     source = str(data) if _is_path(data) else None
     if not _is_path(data) and not isinstance(data, Corpus):
         data = list(data)  # a generator is read once
@@ -144,11 +161,13 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
 
 
 def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: EngineConfig,
-                        overwrite: bool = False, also: list[str | os.PathLike[str]] | None = None) -> None:
+                        overwrite: bool = False, also: list[str | os.PathLike[str]] | None = None,
+                        clear: bool = True) -> None:
     """The check :func:`dedup` makes before any work (:func:`~neardup.io.write.check_outputs`) on its
     output files and ``also`` (e.g. the keep file), and of a chunked run on its work directory
     (:func:`~neardup.engine.workdir.check_work_dir`: neardup's own, apart from the outputs and inputs); then
-    removes what a killed writer left of them.
+    removes what a killed writer left of them (unless not ``clear``: the checks alone, which write nothing, as
+    made before the output folder's lock is taken, :func:`~neardup.io.write.output_lock`).
 
     A chunked ``resume`` whose work directory exists may replace the files: they are its own. Without
     evidence, an earlier run's ``evidence.parquet`` there is removed.
@@ -171,6 +190,8 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
         if engine.name != "memory" and work.resolve() in Path(extra).resolve().parents:
             raise OutputError(f"{extra} is inside the work directory {work}, which neardup clears")
     check_outputs(files=also or [], inputs=inputs, overwrite=overwrite)  # type: ignore[arg-type]
+    if not clear:
+        return
     clear_stale(files)
     if not engine.evidence:  # an earlier run's evidence would describe other pairs
         files[-1].unlink(missing_ok=True)

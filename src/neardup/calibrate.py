@@ -71,6 +71,9 @@ SPACELESS_FROM = 0.3
 #: Threshold of the weighted overlap of character shingles for spaceless text.
 SPACELESS_THRESHOLD = 0.6
 _WORD = re.compile(r"\w+")
+#: Longest word (characters) the variant rate reads: its one-deletion variants cost the square of its length
+#: (a 40 KB token took 1.3 GB), and a longer "word" is a blob or an address, not one a typo is made in.
+MAX_WORD_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ def profile(texts: Iterable[str], normalize_config: NormalizeConfig | None = Non
             break
         sample.append(text)
         if len(words) < SAMPLE_WORDS:
-            words.extend(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and not w.isdigit())
+            words.extend(w for w in _WORD.findall(text.lower()) if 3 <= len(w) <= MAX_WORD_CHARS and not w.isdigit())
         if len(normalized) < SAMPLE_CHARS:
             normalized += normalize(text, normalize_config) + " "
     normalized = normalized[:SAMPLE_CHARS]

@@ -428,6 +428,24 @@ def test_joined_arrays_leave_the_shards(example_path, tmp_path):
     assert [c["cluster"] for c in _outputs(tmp_path / "o")[0]] == ref.cluster_ids
 
 
+@pytest.mark.parametrize("normal", [0, 200], ids=["all-empty", "empty-then-normal"])
+def test_a_first_shard_of_empty_texts_joins(tmp_path, normal):
+    """Issue 55: a first shard whose texts are all empty has no rows to append; the joined files must still
+    keep room for their header (once: "values.npy.tmp shorter than the 0 bytes joined into it")."""
+    src = tmp_path / "in.jsonl"
+    with open(src, "w") as fh:
+        for i in range(300):
+            fh.write(json.dumps({"id": f"e{i}", "text": ""}) + "\n")
+        for i in range(normal):
+            fh.write(json.dumps({"id": f"n{i}", "text": f"document {i} says something of its own, number {i}"}) + "\n")
+    summary = run_chunked(src, tmp_path / "o", DedupConfig(method="minhash"),
+                          EngineConfig(workers=1, batch_docs=50, progress=False))
+    clusters = pq.read_table(tmp_path / "o" / "clusters.parquet").to_pylist()
+    assert summary["n_docs"] == len(clusters) == 300 + normal and summary["n_empty_docs"] == 300
+    assert summary["n_duplicates"] == 0 and len({c["cluster"] for c in clusters}) == len(clusters)
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
 def test_discarded_files_free_their_names_at_once_and_are_gone_once_settled(tmp_path):
     """WorkDir.discard renames what no later step reads out of the way before a thread deletes it: the name
     can be written again at once (a resumed weights stage recreates its folder), and settle waits for the

@@ -164,6 +164,35 @@ def test_a_folder_is_read_for_its_txt_files_only(tmp_path):
     assert read_corpus(md).ids == ["c.txt"]
 
 
+@pytest.mark.parametrize("engine", ["local", "memory"])
+def test_a_txt_file_that_is_not_utf8_is_skipped_and_the_run_completes_with_evidence(tmp_path, engine):
+    """Issue 55: with --on-error skip, a folder of .txt files with one that is not UTF-8 skipped it when read,
+    then the evidence stage read the folder again and crashed on it, leaving clusters and pairs without a summary
+    (and the run again was refused). The file is a listed skip; the run completes, evidence included."""
+    from typer.testing import CliRunner
+
+    from neardup.cli import app
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    body = " ".join(f"word{i % 97} term{i % 13}" for i in range(300))
+    for i in range(4):
+        (folder / f"d{i}.txt").write_text(f"{body} ending {i}")
+    (folder / "bad.txt").write_bytes(body.encode() + b" \xff\xfe")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(out), "--engine", engine, "--on-error", "skip",
+                                   "-q"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_docs"] == 4 and summary["n_duplicates"] == 3
+    assert [(s["file"], s["reason"]) for s in summary["skipped_records"]] == [
+        (str(folder / "bad.txt"), f"invalid UTF-8 at byte {len(body) + 1}")]
+    assert len(neardup.DedupResult.load(out).evidence()) == 3
+    names = {p.name for p in out.iterdir()}
+    assert {"clusters.parquet", "evidence.parquet", "pairs.parquet", "summary.json"} <= names
+    assert not [n for n in names if n.startswith(".")]  # no work directory, temporary file or lock left
+
+
 @pytest.mark.parametrize("items, words", [
     (["a text", None], "item 1 is None"),
     ([b"a text", b"b"], "item 0 is bytes"),

@@ -6,6 +6,7 @@ Owns the command-line error and output conventions; must not parse options or ru
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -65,6 +66,12 @@ def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = (),
         fail(str(exc))
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         fail(f"{exc.filename}: {exc.strerror}")
+    except OSError as exc:  # a full disk (ENOSPC), a quota, an I/O error: the file and the system's reason
+        if exc.errno is None:
+            raise
+        reason = os.strerror(exc.errno)
+        reason = reason[:1].lower() + reason[1:]
+        fail(f"{exc.filename}: {reason}" if exc.filename is not None else reason)
     except ImportError as exc:
         fail(str(exc))
     except ValueError as exc:

@@ -50,16 +50,19 @@ def dedup(
     def go() -> None:
         import neardup
         from neardup.api import check_dedup_outputs
+        from neardup.io.write import output_lock
 
         engine = engine_config(engine_opts, not (quiet or silent))
-        check_dedup_outputs(input, outdir, engine, overwrite, also=[keep] if keep is not None else None)
-        result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine, read=read_config(read_opts),
-                               output=outdir, overwrite=overwrite)
-        s = result.summary
-        line = (f"{s['n_docs']} documents, {s['n_duplicate_clusters']} duplicate clusters, "
-                f"{s['n_duplicates']} duplicates ({100 * s['duplicate_ratio']:.1f}%) -> {outdir}")
-        if keep is not None:
-            line += f"; kept {result.write_kept(keep, drop_oversized, overwrite=overwrite)} -> {keep}"
+        also = [keep] if keep is not None else None
+        # the output folder is this run's until the keep file too is written (a second run is refused at once)
+        with output_lock(outdir, lambda: check_dedup_outputs(input, outdir, engine, overwrite, also=also, clear=False)):
+            result = neardup.dedup(input, config=dedup_config(method_opts), engine=engine,
+                                   read=read_config(read_opts), output=outdir, overwrite=overwrite)
+            s = result.summary
+            line = (f"{s['n_docs']} documents, {s['n_duplicate_clusters']} duplicate clusters, "
+                    f"{s['n_duplicates']} duplicates ({100 * s['duplicate_ratio']:.1f}%) -> {outdir}")
+            if keep is not None:
+                line += f"; kept {result.write_kept(keep, drop_oversized, overwrite=overwrite)} -> {keep}"
         report_skipped(s["n_skipped_records"], outdir / "summary.json")  # lost input is said even when silent
         if not silent:
             typer.echo(line, err=True)

@@ -120,6 +120,8 @@ class ShardJoin:
                 raise RuntimeError(f"{tmp}: shorter than the {info['bytes']} bytes joined into it; the work "
                                    "directory is damaged: run again without --resume")
             with open(tmp, "r+b" if index else "w+b") as dst:
+                if not index:  # the header's bytes at once: a first shard with no rows (empty texts) appends none
+                    dst.truncate(JOIN_HEADER)
                 info["bytes"] += append_array_bytes(self.wd.shard(index, name), dst, JOIN_HEADER + info["bytes"],
                                                     check=self._like_first(name, index))
         self.next = index + 1
@@ -533,7 +535,28 @@ class ShardedRun(abc.ABC):
         return info
 
     def run(self) -> dict[str, Any]:
-        """All stages; returns the summary (also written to ``summary.json``, last, with :attr:`run_id`)."""
+        """All stages; returns the summary (also written to ``summary.json``, last, with :attr:`run_id`). A run that
+        fails before its summary is written removes the output files it wrote (no partial outputs are left; an
+        earlier run's stay); an I/O error that names no file (a full disk under a join's or a worker's write)
+        names the work directory."""
+        try:
+            return self._stages()
+        except BaseException as exc:
+            from neardup.io.write import discard_run_outputs
+            from neardup.results import RUN_FILES
+
+            try:
+                complete = json.loads((self.outdir / "summary.json").read_text()).get(SUMMARY_RUN_ID) == self.run_id
+            except (OSError, ValueError, AttributeError):
+                complete = False
+            if not complete:
+                discard_run_outputs(self.outdir, self.run_id, RUN_FILES)
+            if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
+                raise OSError(exc.errno, os.strerror(exc.errno), str(self.wd.root)) from exc
+            raise
+
+    def _stages(self) -> dict[str, Any]:
+        """:meth:`run`'s stages."""
         t_start = time.perf_counter()
         outdir_existed = self.outdir.exists()
         if not source_exists(self.input):

@@ -786,7 +786,9 @@ def texts_at(path: str | os.PathLike[str], lines: Sequence[int], text_field: str
                     if target is None:
                         return
         return
-    for lineno, rec in iter_records(path, [text_field]):
+    # the map stage validated the records wanted (and skipped, under on_error="skip", the bad ones, which a
+    # folder of .txt files or a CSV file reads again: they are passed over here, not raised)
+    for lineno, rec in iter_records(path, [text_field], skipped=[]):
         if lineno == target:
             yield rec[text_field]
             target = next(wanted, None)

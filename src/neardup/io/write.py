@@ -19,8 +19,9 @@ import gzip
 import json
 import os
 import tempfile
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -131,13 +132,18 @@ def atomic_path(path: str | os.PathLike[str], durable: bool = True) -> Iterator[
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        if durable:
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
+        try:
+            yield tmp
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            if durable:
+                with open(tmp, "rb+") as fh:
+                    os.fsync(fh.fileno())
+        except OSError as exc:  # a write that failed (a full disk): named by the file it was for
+            if exc.errno is None or exc.filename is not None:
+                raise
+            raise OSError(exc.errno, os.strerror(exc.errno), str(target)) from exc
         os.replace(tmp, target)
     finally:
         if tmp.exists():
@@ -191,6 +197,156 @@ def parquet_run_id(path: str | os.PathLike[str]) -> str | None:
     metadata = pq.read_schema(path).metadata or {}
     value = metadata.get(RUN_ID_KEY)
     return value.decode("ascii", "replace") if value is not None else None
+
+
+#: The lock file of an output folder (:func:`output_lock`); not an output, and present only while a run holds it.
+LOCK_FILE = ".neardup.lock"
+#: The output folders this process holds the lock of: resolved path -> (holding thread, depth).
+_HELD: dict[Path, tuple[int, int]] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _busy(folder: Path) -> OutputError:
+    return OutputError(f"{folder}: another neardup run is writing to this output folder; wait for it to end "
+                       "or give another one")
+
+
+def _locked_fd(path: Path, create: bool) -> int | None:
+    """A descriptor of the lock file ``path`` holding its exclusive lock (``fcntl.flock``), or None where it
+    is absent (and not ``create``); :func:`_busy` where another process holds it. A lock taken on a file its
+    holder removed meanwhile (it removes it, locked, when it ends) is taken again on the new one."""
+    import fcntl
+
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o644)
+        except FileNotFoundError:
+            if create:
+                raise
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise _busy(path.parent) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+        if not create:
+            return None
+
+
+@contextlib.contextmanager
+def output_lock(folder: str | os.PathLike[str], check: Callable[[], None] | None = None) -> Iterator[Path]:
+    """Hold an exclusive lock on the output folder ``folder`` for a run (``fcntl.flock`` on :data:`LOCK_FILE`
+    in it, taken before the run writes anything and removed, still locked, when the block ends): a second run
+    into the same folder is an :class:`OutputError` naming it, at once. ``check``: the run's checks before any
+    work; they run after a lock file that is there is taken and before one is made, so a run they refuse
+    writes nothing (no folder, no lock file). A folder the lock made is removed again if the run leaves it
+    empty. Re-entrant in the thread that holds it (the command line holds it around :func:`neardup.dedup`,
+    which takes it too); yields the folder.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+    >>> with output_lock(d):
+    ...     with output_lock(d):
+    ...         (d / LOCK_FILE).exists()
+    True
+    >>> d.exists()  # made for the lock, left empty
+    False
+    """
+    out = Path(folder)
+    try:
+        import fcntl  # noqa: F401 - POSIX only
+    except ImportError:  # pragma: no cover - elsewhere runs are not locked
+        if check is not None:
+            check()
+        yield out
+        return
+    key = out.resolve()
+    me = threading.get_ident()
+    with _HELD_LOCK:
+        holder, depth = _HELD.get(key, (me, 0))
+        if holder != me:
+            raise _busy(out)
+        if depth:
+            _HELD[key] = (me, depth + 1)
+    if depth:
+        try:
+            if check is not None:
+                check()
+            yield out
+        finally:
+            with _HELD_LOCK:
+                _HELD[key] = (me, depth)
+        return
+    path = out / LOCK_FILE
+    fd = _locked_fd(path, create=False) if out.is_dir() else None
+    made: list[Path] = []
+    try:
+        if check is not None:
+            check()
+        if fd is None:
+            missing = out
+            while not missing.exists() and missing != missing.parent:
+                made.append(missing)
+                missing = missing.parent
+            out.mkdir(parents=True, exist_ok=True)
+            fd = _locked_fd(path, create=True)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        _remove_empty(made)
+        raise
+    with _HELD_LOCK:
+        _HELD[key] = (me, 1)
+    try:
+        yield out
+    finally:
+        with _HELD_LOCK:
+            _HELD.pop(key, None)
+        path.unlink(missing_ok=True)  # while it is locked: a run waiting on this file takes the next one
+        os.close(fd)
+        _remove_empty(made)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders (innermost first) that are empty."""
+    for made in folders:
+        try:
+            made.rmdir()
+        except OSError:
+            return
+
+
+def discard_run_outputs(folder: str | os.PathLike[str], run_id: str, names: Iterable[str]) -> None:
+    """Remove the files ``names`` of ``folder`` that run ``run_id`` wrote (a run that failed after writing some:
+    no partial outputs are left; another run's files stay)."""
+    for name in names:
+        path = Path(folder) / name
+        try:
+            if path.is_file() and parquet_run_id(path) == run_id:
+                path.unlink()
+        except (OSError, pa.ArrowException):
+            pass
+
+
+def discard_incomplete(folder: str | os.PathLike[str], names: Iterable[str]) -> None:
+    """Remove the files ``names`` of ``folder`` where it has no ``summary.json`` (after a failed run, under the
+    folder's lock: what a run that stopped after :func:`begin_outputs` wrote, or what is left of the run it
+    replaced, is no complete output)."""
+    out = Path(folder)
+    if out.is_dir() and not (out / SUMMARY_FILE).exists():
+        for name in names:
+            with contextlib.suppress(OSError):
+                (out / name).unlink(missing_ok=True)
 
 
 def begin_outputs(folder: str | os.PathLike[str]) -> Path:
