@@ -174,9 +174,9 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
     """
     from neardup.engine.workdir import check_work_dir, work_root
     from neardup.io.write import OutputError, check_outputs, clear_stale
-    from neardup.results import EVIDENCE_FILE, OUTPUT_FILES
+    from neardup.results import EVIDENCE_FILE, OUTPUT_FILES, SCORES_FILE
 
-    files = [Path(output) / name for name in (*OUTPUT_FILES, EVIDENCE_FILE)]
+    files = [Path(output) / name for name in (*OUTPUT_FILES, SCORES_FILE, EVIDENCE_FILE)]
     work = work_root(output, engine.work_dir)
     own = engine.name != "memory" and engine.resume and work.is_dir()
     inputs = [data] if _is_path(data) else []

@@ -267,12 +267,13 @@ def test_verifying_a_partition_in_many_passes_gives_the_same_pairs(example_path,
     run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=1, work_dir=str(work), keep_work=True,
                                                                 progress=False))
     done = sorted((work / "pairs").glob("verified-*.npz"))
+    floor = json.loads((tmp_path / "o" / "summary.json").read_text())["decision"]["score_floor"]
     assert done
     for path in done:
         part = int(path.stem.split("-")[1])
         one = dict(np.load(path))
         path.unlink()
-        count = _verify_part(str(work), part, 300, cfg, max_codes=7)  # forces many passes
+        count = _verify_part(str(work), part, 300, cfg, max_codes=7, floor=floor)  # forces many passes
         many = dict(np.load(path))
         assert count == int(one["n_candidates"][0]) == int(many["n_candidates"][0])
         key = lambda d: sorted(zip(d["left"].tolist(), d["right"].tolist(), d["score"].tolist()))  # noqa: E731

@@ -50,7 +50,7 @@ import pyarrow.parquet as pq
 from neardup import methods
 from neardup.arrays import distinct
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
-from neardup.cluster import Clusters, cluster_pairs, field_value, written_pairs
+from neardup.cluster import Clusters, cluster_pairs, field_value, passes, score_floor, written_pairs
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, table_bytes, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
@@ -67,6 +67,7 @@ from neardup.io.write import (CLUSTER_SCHEMA, SUMMARY_RUN_ID, atomic_path, begin
                               write_table)
 from neardup.methods.base import KeyedMethod, Representation
 from neardup.progress import progress_bar
+from neardup.results import SCORES_FILE
 from neardup.verify.overlap import doc_weight_totals
 
 
@@ -214,6 +215,8 @@ class ShardedRun(abc.ABC):
         self.plan = make_plan(self.engine)
         self.config = resolve(config, self._sample_texts(input_path)) if needs_corpus(config) else config
         self.method = methods.get(self.config)
+        #: The lowest score the verify stage keeps (set once the method is planned: a share of its threshold).
+        self.floor = 1.0
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
         #: The id every output file of this run carries (:func:`~neardup.io.write.new_run_id`).
         self.run_id = new_run_id()
@@ -434,7 +437,7 @@ class ShardedRun(abc.ABC):
         self.timed("candidates", t0)
         t0 = time.perf_counter()
         scores = self.method.score(rep, left, right, info=self.scoring)
-        keep = scores >= self.method.threshold - 1e-12
+        keep = passes(scores, self.floor)
         self.counts["n_candidates"] = int(left.size)
         self.timed("verify", t0)
         return left[keep], right[keep], scores[keep]
@@ -476,12 +479,14 @@ class ShardedRun(abc.ABC):
         return self.shards_info()["sizes"]
 
     def write(self, n_shards: int, clusters: Clusters, left: np.ndarray, right: np.ndarray,
-              scores: np.ndarray) -> None:
+              scores: np.ndarray, scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         """Stage 5 output: clusters.parquet and pairs.parquet, streamed shard by shard, atomically (an earlier
         run's summary.json removed first: :func:`~neardup.io.write.begin_outputs`)."""
         t0 = time.perf_counter()
         reps = distinct(clusters.labels[clusters.sizes > 1])
-        names = self.ids_for(n_shards, distinct(np.concatenate([reps, left, right])))
+        extra = [] if scored is None else [scored[0], scored[1]]
+        names = self.ids_for(n_shards, distinct(np.concatenate([reps, left, right, *extra])))
+        lengths = load_array(self.wd.root / "lengths.npy", mmap=False)
         begin_outputs(self.outdir)
         schema = CLUSTER_SCHEMA
         with atomic_path(self.outdir / "clusters.parquet") as tmp:
@@ -505,11 +510,15 @@ class ShardedRun(abc.ABC):
                         "oversized": arrow_array(clusters.oversized[start : start + size]),
                         "kept": arrow_array(kept), "copy_of": copy_of,
                         "score": with_nulls(arrow_array(np.nan_to_num(link)), ~np.isnan(link)),
+                        "length": arrow_array(np.asarray(lengths[start : start + size], dtype=np.int64)),
                     }, schema=schema))
                     start += size
         write_table(self.outdir / "pairs.parquet", {
             "left": names.take(left), "right": names.take(right), "score": scores.astype(np.float64)},
             run_id=self.run_id)
+        if scored is not None:
+            write_table(self.outdir / SCORES_FILE, {"left": names.take(scored[0]), "right": names.take(scored[1]),
+                                                    "score": np.asarray(scored[2], dtype=np.float64)}, run_id=self.run_id)
         self.timed("write", t0)
 
     def map_or_clean(self, outdir_existed: bool) -> int:
@@ -568,10 +577,14 @@ class ShardedRun(abc.ABC):
                 self.join(n_shards)
                 self.method = self.method.plan(self.representation())
                 self.config = self.method.config
+                threshold = float(self.method.threshold)
+                self.floor = min(threshold, score_floor(threshold, self.engine.score_floor))
                 if isinstance(self.method, KeyedMethod):
-                    left, right, scores = self.keyed_pairs()
+                    scored = self.keyed_pairs()
                 else:
-                    left, right, scores = self.vector_pairs()
+                    scored = self.vector_pairs()
+                cut = passes(scored[2], threshold)
+                left, right, scores = scored[0][cut], scored[1][cut], scored[2][cut]
                 n_verified = int(left.size)
                 clusters = self.cluster(left, right, scores)
                 left, right, scores = written_pairs(clusters, left, right, scores, self.config.cluster,
@@ -581,7 +594,8 @@ class ShardedRun(abc.ABC):
                     from neardup.engine.evidence import start_text_store
 
                     store = start_text_store(self, n_shards, left, right)
-                self.write(n_shards, clusters, left, right, scores)
+                self.write(n_shards, clusters, left, right, scores, scored)
+                del scored
                 counts = ClusterCounts.of(clusters, lambda ix: self.ids_for(n_shards, ix).take(ix).to_pylist())
                 del clusters  # the summary needs only its counts: 17 bytes a document freed before the evidence
                 if self.engine.evidence:  # on the same workers (replaced if they hold too much)
@@ -601,7 +615,7 @@ class ShardedRun(abc.ABC):
             n_candidates=self.counts.get("n_candidates", 0), n_pairs=n_verified, n_empty=info["n_empty"],
             n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read,
-            n_written=int(left.size))
+            n_written=int(left.size), floor=self.floor)
         write_json(self.outdir / "summary.json", {**summary, SUMMARY_RUN_ID: self.run_id})
         if self.engine.keep_work:
             self.wd.settle()

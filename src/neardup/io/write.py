@@ -379,10 +379,11 @@ def _sync_folder(folder: Path) -> None:
 #: ``clusters.parquet``: a row a document, in input order. The decision on it: ``kept``, or removed as a copy of
 #: the kept document ``copy_of`` by a verified pair of ``score`` (both null where kept; ``score`` also null where a
 #: transitive algorithm put the document with ``copy_of`` through other documents); ``cluster`` is the kept
-#: document's id, ``is_representative`` the same as ``kept``.
+#: document's id, ``is_representative`` the same as ``kept``; ``length`` the text's characters (the order decisions
+#: were made in: longest first), which a re-threshold needs.
 CLUSTER_SCHEMA = pa.schema([("id", pa.string()), ("kept", pa.bool_()), ("copy_of", pa.string()), ("score", pa.float64()),
                             ("cluster", pa.string()), ("cluster_size", pa.int64()), ("is_representative", pa.bool_()),
-                            ("oversized", pa.bool_())])
+                            ("oversized", pa.bool_()), ("length", pa.int64())])
 
 
 def write_table(path: str | os.PathLike[str], columns: dict[str, Any], run_id: str | None = None) -> None:
