@@ -197,13 +197,12 @@ class DedupResult:
 
         from neardup.cluster import decide
         from neardup.config import ClusterConfig
-        from neardup.engine.summary import ClusterCounts, decision_rule
+        from neardup.engine.summary import ClusterCounts, rethresholded
 
         t0 = time.perf_counter()
         summary = self.summary
-        params = dict(summary.get("params") or {})
-        decision = dict(summary.get("decision") or {})
-        floor = decision.get("score_floor")
+        params = summary.get("params") or {}
+        floor = (summary.get("decision") or {}).get("score_floor")
         if floor is None:
             raise ValueError("this run kept no scored candidates below its threshold: run it again to re-threshold")
         if float(threshold) < float(floor) - 1e-12 or float(threshold) > 1.0 + 1e-9:
@@ -218,17 +217,8 @@ class DedupResult:
         clusters, written, n_verified = decide(len(ids), left, right, scores, lengths, cfg, None, float(threshold),
                                                all_pairs)
         counts = ClusterCounts.of(clusters, lambda ix: [ids[i] for i in ix])
-        n, reps = counts.n_docs, counts.n_clusters
-        params["threshold"] = float(threshold)
-        seconds = time.perf_counter() - t0
-        new = {**summary, "n_clusters": reps, "n_duplicate_clusters": counts.n_duplicate_clusters,
-               "n_duplicates": n - reps, "duplicate_ratio": float((n - reps) / n) if n else 0.0, "n_pairs": n_verified,
-               "n_pairs_written": int(written[0].size), "n_oversized_clusters": counts.n_oversized_clusters,
-               "largest_clusters": list(counts.largest), "params": params,
-               "decision": decision_rule(params) | {"score_floor": floor},
-               "rethreshold": {"from": (summary.get("params") or {}).get("threshold"), "seconds": round(seconds, 4)},
-               "timings": {"rethreshold": round(seconds, 4), "total": round(seconds, 4)}}
-        new.pop("run_id", None)
+        new = rethresholded(summary, counts, float(threshold), n_verified, int(written[0].size),
+                            time.perf_counter() - t0)
         out = DedupResult(ids=ids, clusters=clusters, left=written[0], right=written[1], scores=written[2], summary=new,
                           source=self.source, id_field=self.id_field, text_field=self.text_field)
         out.on_error = self.on_error

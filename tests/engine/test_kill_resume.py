@@ -22,7 +22,7 @@ from .test_process_lifetime import (
 #: Where to kill: after the marker a stage leaves when the one before it is done, plus a random delay.
 STAGES = [("map", "shards/000002.done"), ("candidates", "join.done"), ("verify", "candidates.done"),
           ("write", "verify.done")]
-OUTPUTS = ("clusters.parquet", "evidence.parquet", "pairs.parquet", "summary.json")
+OUTPUTS = ("clusters.parquet", "evidence.parquet", "pairs.parquet", "scores.parquet", "summary.json")
 
 
 def _outputs(outdir):

@@ -115,4 +115,22 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
     }
 
 
-__all__ = ["SCORE_MEANINGS", "ClusterCounts", "build_summary", "decision_rule"]
+def rethresholded(summary: dict[str, Any], clusters: ClusterCounts, threshold: float, n_pairs: int, n_written: int,
+                  seconds: float) -> dict[str, Any]:
+    """The summary of a run decided again at ``threshold`` (:meth:`~neardup.results.DedupResult.rethreshold`): its
+    counts, threshold and decision replaced, ``rethreshold`` saying from which threshold and how long it took."""
+    n, n_reps = clusters.n_docs, clusters.n_clusters
+    params = {**(summary.get("params") or {}), "threshold": float(threshold)}
+    floor = (summary.get("decision") or {}).get("score_floor")
+    out = {**summary, "n_clusters": n_reps, "n_duplicate_clusters": clusters.n_duplicate_clusters,
+           "n_duplicates": n - n_reps, "duplicate_ratio": float((n - n_reps) / n) if n else 0.0,
+           "n_pairs": int(n_pairs), "n_pairs_written": int(n_written),
+           "n_oversized_clusters": clusters.n_oversized_clusters, "largest_clusters": list(clusters.largest),
+           "decision": decision_rule(params) | ({} if floor is None else {"score_floor": floor}), "params": params,
+           "rethreshold": {"from": (summary.get("params") or {}).get("threshold"), "seconds": round(seconds, 4)},
+           "timings": {"rethreshold": round(seconds, 4), "total": round(seconds, 4)}}
+    out.pop("run_id", None)
+    return out
+
+
+__all__ = ["SCORE_MEANINGS", "ClusterCounts", "build_summary", "decision_rule", "rethresholded"]
