@@ -57,6 +57,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from neardup.config import ConfigError
 from neardup.online.detector import (
@@ -82,6 +83,17 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 _RESERVED = ("id", "text")
 _TOO_LONG = 10 ** MAX_INT_DIGITS  # stands for a JSON integer too long to convert (refused by validation)
 _log = logging.getLogger(__name__)
+
+
+class _IdConvertor(PathConvertor):
+    """A document id in a route path: the rest of the path, newlines included. Starlette's ``path`` (``.*``
+    before ``$``) stops at a newline, so an id with one in it reached no route (404) and one ending in it
+    reached the document without it: ``DELETE /documents/x%0A`` deleted ``x`` (issue 55, a hostile-id test)."""
+
+    regex = "(?s:.*)"
+
+
+register_url_convertor("doc_id", _IdConvertor())
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -518,7 +530,7 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
         out = [a.to_dict() for a in answers]
         return out[0] if isinstance(payload, dict) else out
 
-    @app.get("/documents/{doc_id:path}", dependencies=auth)
+    @app.get("/documents/{doc_id:doc_id}", dependencies=auth)
     async def get_document(doc_id: str, text: bool = True) -> Any:
         """A stored document, its status and original (``?text=false`` leaves the text out)."""
         rec = await run_in_threadpool(detector.get, doc_id, text)
@@ -526,7 +538,7 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
             return _error(404, f"no document with id {doc_id!r}")
         return rec.public(with_text=text)
 
-    @app.delete("/documents/{doc_id:path}", dependencies=auth)
+    @app.delete("/documents/{doc_id:doc_id}", dependencies=auth)
     async def delete_document(doc_id: str) -> Any:
         """Delete a document; deleting an original promotes its earliest duplicate."""
         try:
@@ -535,7 +547,7 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
             return _error(404, str(exc))
         return result.to_dict()
 
-    @app.get("/clusters/{original_id:path}", dependencies=auth)
+    @app.get("/clusters/{original_id:doc_id}", dependencies=auth)
     async def get_cluster(original_id: str, text: bool = False) -> Any:
         """An original and its duplicates in arrival order (a duplicate's id gives its original's cluster)."""
         try:
