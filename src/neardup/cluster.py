@@ -9,8 +9,9 @@ Owns graph -> groups; must not score pairs or read/write files.
   document has the one verified link that justifies it (:meth:`Clusters.links`). The work is one sort of
   the verified pairs and one pass over them;
 * ``components``: connected components (every chain of duplicates is one cluster);
-* ``louvain`` / ``leiden``: modularity communities on the score-weighted graph, run per connected
-  component, which breaks weak links that chain unrelated groups together (templates, updates);
+* ``louvain`` / ``leiden``: modularity communities on the score-weighted graph of all verified pairs (one run
+  over the whole graph, not one per component: the modularity's null model then barely penalises merging
+  inside a small component, so on forum text they return the components nearly whole);
 * ``agglomerative``: average linkage over the verified pairs: two groups merge while the mean score
   over all their cross pairs (a pair that was not verified counts 0) reaches the threshold, so a chain
   A~B~C whose ends do not match stays split.

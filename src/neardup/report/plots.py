@@ -199,6 +199,20 @@ def pr_threshold_svg(trials: Sequence[dict[str, Any]], chosen: dict[tuple[str, s
     return _to_svg(fig)
 
 
+def _log_size_hist(ax: Any, sizes: Any, color: str) -> None:
+    """A histogram of cluster sizes on ``ax``: log-spaced bins, log counts, plain integer ticks."""
+    import numpy as np
+
+    top = max(2, int(sizes.max()))
+    bins = np.unique(np.round(np.logspace(0, np.log10(top + 1), 16)).astype(int))
+    counts, _, _ = ax.hist(sizes, bins=bins, color=color, edgecolor="white")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _integer_log_ticks(ax.xaxis, top + 1)
+    _integer_log_ticks(ax.yaxis, float(max(counts.max(), 1)))
+    ax.set_ylim(bottom=0.7)  # a bar of one cluster stays visible
+
+
 def cluster_size_svg(sizes_by_group: dict[str, Sequence[int]]) -> str:
     """Histogram of true cluster sizes (log-spaced bins, log counts), one panel per source."""
     plt = _plt()
@@ -213,14 +227,7 @@ def cluster_size_svg(sizes_by_group: dict[str, Sequence[int]]) -> str:
     for k, name in enumerate(names):
         ax = axes[k // nc][k % nc]
         sizes = np.asarray(groups[name])
-        top = max(2, int(sizes.max()))
-        bins = np.unique(np.round(np.logspace(0, np.log10(top + 1), 16)).astype(int))
-        counts, _, _ = ax.hist(sizes, bins=bins, color="#4c72b0", edgecolor="white")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        _integer_log_ticks(ax.xaxis, top + 1)
-        _integer_log_ticks(ax.yaxis, float(max(counts.max(), 1)))
-        ax.set_ylim(bottom=0.7)  # a bar of one cluster stays visible
+        _log_size_hist(ax, sizes, "#4c72b0")
         dup = sizes[sizes > 1]
         mean = f"{dup.mean():.1f}" if dup.size else "-"
         ax.set_title(f"{name}\n{sizes.size} clusters, {int((sizes == 1).sum())} singletons, mean dup size {mean}",
@@ -255,14 +262,7 @@ def decisions_svg(link_scores: Sequence[float], threshold: float, sizes: Sequenc
     a.set_title("Link scores")
     sz = np.asarray(sizes, dtype=np.int64)
     if sz.size:
-        top = max(2, int(sz.max()))
-        bins = np.unique(np.round(np.logspace(0, np.log10(top + 1), 16)).astype(int))
-        counts, _, _ = b.hist(sz, bins=bins, color="#55a868", edgecolor="white")
-        b.set_xscale("log")
-        b.set_yscale("log")
-        _integer_log_ticks(b.xaxis, top + 1)
-        _integer_log_ticks(b.yaxis, float(max(counts.max(), 1)))
-        b.set_ylim(bottom=0.7)
+        _log_size_hist(b, sz, "#55a868")
     b.set_xlabel("documents in the cluster")
     b.set_ylabel("clusters")
     b.set_title(f"Cluster sizes ({sz.size} with copies)")
