@@ -187,3 +187,13 @@ def test_greedy_keeps_what_a_chain_would_remove():
     c = cluster_pairs(4, left, right, np.ones(3), lengths)
     assert c.is_representative.tolist() == [False, True, True, True]
     assert c.copy_of.tolist() == [1, -1, -1, -1]
+
+
+def test_greedy_decides_a_long_chain_past_its_rounds():
+    """A chain 0-1-2-...: each document a copy of the one before decides two documents a round, so a chain of
+    501 runs out of rounds and the rest is decided pair by pair; the result alternates kept / removed."""
+    n = 501
+    left, right = np.arange(n - 1), np.arange(1, n)
+    c = cluster_pairs(n, left, right, np.ones(n - 1), np.full(n, 10))  # equal lengths: input order
+    assert c.is_representative.tolist() == [i % 2 == 0 for i in range(n)]
+    assert c.copy_of[1::2].tolist() == list(range(0, n - 1, 2)) and c.unlinked().size == 0

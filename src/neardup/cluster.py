@@ -307,30 +307,73 @@ def greedy_copies(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     """One decision per document over verified pairs: the documents in the order of ``ranks`` (lower first,
     distinct), each kept unless it has a pair with a document already kept, and then a copy of the
     best-scoring such document (ties: the first in that order). Returns each of ``n`` documents' group: its
-    own index where kept, the kept document's where removed. The work is one sort of the pairs and one pass.
+    own index where kept, the kept document's where removed.
+
+    The kept documents are the first maximal independent set of the pairs' graph in that order
+    (:func:`_kept_in_order`); each removed one then takes its best kept neighbour in one sort of the pairs.
 
     >>> greedy_copies(4, np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([0.9, 0.9, 0.7]), np.arange(4)).tolist()
     [0, 0, 2, 2]
     """
-    copy_of = np.full(n, -1, dtype=np.int64)
+    copy_of = np.arange(n, dtype=np.int64)
     if left.size:
         swap = ranks[left] > ranks[right]
         first = np.where(swap, right, left)  # the end decided first
         later = np.where(swap, left, right)
-        order = np.lexsort((ranks[first], -scores, ranks[later]))
-        (_greedy_loop if pays(left.size) else _greedy_loop.py_func)(first, later, order, copy_of)
-    return np.where(copy_of < 0, np.arange(n, dtype=np.int64), copy_of)
+        kept = _kept_in_order(n, first, later, ranks)
+        link = kept[first] & ~kept[later]  # a removed document and a kept one before it
+        f, t, s = first[link], later[link], scores[link]
+        order = np.lexsort((ranks[f], -s, t))  # each removed document's best kept neighbour first
+        f, t = f[order], t[order]
+        head = np.ones(t.size, dtype=bool)
+        head[1:] = t[1:] != t[:-1]
+        copy_of[t[head]] = f[head]
+    return copy_of
+
+
+#: Rounds of :func:`_kept_in_order` before the rest is decided one pair at a time (a chain of documents each
+#: a copy of the one before decides two a round).
+KEPT_ROUNDS = 64
+
+
+def _kept_in_order(n: int, first: np.ndarray, later: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Which of ``n`` documents the rule keeps, given pairs ``first`` -> ``later`` (``first`` earlier in ``ranks``):
+    a document is kept iff none of the documents before it that it is paired with is kept. Decided in rounds
+    over all pairs at once: a document with a kept one before it is removed; one whose every earlier
+    neighbour is removed is kept (each round decides at least the first undecided document; a cluster of
+    copies takes two). Past :data:`KEPT_ROUNDS`, the rest one pair at a time in the ranks' order.
+
+    >>> _kept_in_order(4, np.array([0, 1, 2]), np.array([1, 2, 3]), np.arange(4)).tolist()
+    [True, False, True, False]
+    """
+    undecided, kept, removed = 0, 1, 2
+    state = np.full(n, kept, dtype=np.int8)
+    state[later] = undecided  # a document with no earlier neighbour is kept
+    for _ in range(KEPT_ROUNDS):
+        state[later[(state[first] == kept) & (state[later] == undecided)]] = removed
+        blocked = np.zeros(n, dtype=bool)  # an earlier neighbour not (yet) removed
+        blocked[later[state[first] != removed]] = True
+        state[(state == undecided) & ~blocked] = kept
+        if not (state[later] == undecided).any():
+            return state == kept
+    open_ = state[later] == undecided  # the rest, in order: every document before one is decided when it comes
+    f, t = first[open_], later[open_]
+    order = np.lexsort((ranks[f], ranks[t]))
+    (_decide_in_order if pays(order.size) else _decide_in_order.py_func)(f, t, order, state)
+    return state == kept
 
 
 @compiled
-def _greedy_loop(first: np.ndarray, later: np.ndarray, order: np.ndarray, copy_of: np.ndarray) -> None:
-    # The pairs by their later end: when a document's pairs come, every document before it is decided.
+def _decide_in_order(first: np.ndarray, later: np.ndarray, order: np.ndarray, state: np.ndarray) -> None:
+    # state: 0 undecided, 1 kept, 2 removed; the pairs by their later end, so each earlier end is decided.
     for k in range(order.size):
         i = order[k]
-        f = first[i]
         t = later[i]
-        if copy_of[t] < 0 and copy_of[f] < 0:
-            copy_of[t] = f
+        if state[t] == 0 and state[first[i]] == 1:
+            state[t] = 2
+        if k + 1 == order.size or later[order[k + 1]] != t:
+            if state[t] == 0:
+                state[t] = 1
 
 
 def with_links(clusters: Clusters, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
