@@ -154,3 +154,23 @@ def test_the_compiled_weights_and_the_screen_in_blocks_match_what_numpy_at_once_
     monkeypatch.setattr(matching, "SCREEN_PAIRS", 3)
     blocks = match(qpath, example_path, None, cfg, batch_docs=50).matches()
     assert len(plain) >= 60 and blocks == plain
+
+
+def test_each_query_is_decided_once_against_the_corpus(example_path, tmp_path):
+    """One decision per query, in input order: kept where the corpus holds no duplicate of it, else a copy of
+    its best-scoring corpus match (issue 56: match decides per document too)."""
+    records = [json.loads(line) for line in open(example_path, encoding="utf-8")]
+    queries = tmp_path / "q.jsonl"
+    unrelated = {"id": "fresh", "text": "A text about glaciers and the birds that nest on them every spring."}
+    with open(queries, "w", encoding="utf-8") as fh:
+        for r in [unrelated, *records[:40]]:
+            fh.write(json.dumps({"id": r["id"], "text": r["text"]}) + "\n")
+    found = match(queries, example_path)
+    decisions = found.decisions
+    assert [d["id"] for d in decisions] == ["fresh"] + [r["id"] for r in records[:40]]
+    assert decisions[0] == {"id": "fresh", "kept": True, "copy_of": None, "score": None}
+    best = {}
+    for q, c, s in found.matches():
+        best[q] = max(best.get(q, (-1.0, "")), (s, c), key=lambda x: x[0])
+    for d in decisions[1:]:
+        assert not d["kept"] and (d["score"], d["copy_of"]) == best[d["id"]]

@@ -235,7 +235,8 @@ def _result(query_ids: list[str], groups: list[str | None] | None, queries: str 
         "leaked_fraction": float(leaked.mean()) if leaked.size else 0.0, "per_set": per_set, "params": params,
         "seconds": round(seconds, 3), "corpus_docs_per_second": round(n_corpus / seconds, 1) if seconds else None,
     }
-    return MatchResult([query_ids[i] for i in q_idx[order]], [out_c[i] for i in order], scores[order], summary)
+    return MatchResult([query_ids[i] for i in q_idx[order]], [out_c[i] for i in order], scores[order], summary,
+                       queries=list(query_ids))
 
 
 __all__ = ["match"]

@@ -476,10 +476,28 @@ class MatchResult:
     """
 
     def __init__(self, query_ids: list[str], corpus_ids: list[str], scores: np.ndarray, summary: dict[str, Any],
-                 output: str | os.PathLike[str] | None = None) -> None:
+                 output: str | os.PathLike[str] | None = None, queries: list[str] | None = None) -> None:
         self.query_ids, self.corpus_ids, self.scores = query_ids, corpus_ids, scores
         self.summary = summary
         self.output = Path(output) if output is not None else None
+        self.queries = queries  # every query's id, in input order (None: only the matched ones are known)
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        """One decision per query, in input order: ``{id, kept, copy_of, score}``: kept where the corpus holds no
+        duplicate of it, else removed as a copy of its best-scoring corpus match (ties: the first in corpus order).
+
+        >>> m = MatchResult(["q2"], ["c1"], np.array([0.9]), {}, queries=["q1", "q2"])
+        >>> m.decisions
+        [{'id': 'q1', 'kept': True, 'copy_of': None, 'score': None}, {'id': 'q2', 'kept': False, 'copy_of': 'c1', 'score': 0.9}]
+        """
+        best: dict[str, tuple[str, float]] = {}
+        for q, c, s in zip(self.query_ids, self.corpus_ids, np.asarray(self.scores, dtype=np.float64).tolist()):
+            if q not in best or s > best[q][1]:
+                best[q] = (c, s)
+        ids = self.queries if self.queries is not None else list(dict.fromkeys(self.query_ids))
+        return [{"id": q, "kept": q not in best, "copy_of": best[q][0] if q in best else None,
+                 "score": best[q][1] if q in best else None} for q in ids]
 
     def __len__(self) -> int:
         return len(self.query_ids)
