@@ -88,10 +88,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_defaults import ALL_PRESETS, DAYS, PRESETS, QUICK_PRESETS, data_dir, noisy  # noqa: E402
+from bench_defaults import ALL_PRESETS, DAYS, PRESETS, QUICK_PRESETS, data_dir, load_days, noisy  # noqa: E402
 
 import neardup  # noqa: E402
-from neardup.eval.loaders import load_any  # noqa: E402
 from neardup.eval.metrics import adjusted_rand_index, pairwise_scores  # noqa: E402
 from neardup.synth import apply_noise  # noqa: E402
 
@@ -142,10 +141,7 @@ def fmt(x: float) -> str:
 # ---------------------------------------------------------------- 1. the labelled days
 
 def run_days(days: list[str], presets: list[str]) -> list[dict[str, Any]]:
-    root = data_dir()
-    clean = {d: load_any(root / DAYS5[d]) for d in days}
-    for d, data in clean.items():
-        data.name = d
+    clean = load_days(days, DAYS5)
     rows = []
     for preset in presets:
         for day, data in clean.items():
@@ -418,10 +414,7 @@ def sweep_days(days: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any], l
     0.45, and whether it was correct."""
     from neardup.pipeline import prepare, run_prepared
 
-    root = data_dir()
-    clean = {d: load_any(root / DAYS5[d]) for d in days}
-    for d, data in clean.items():
-        data.name = d
+    clean = load_days(days, DAYS5)
     check = check_word4(list(clean[days[0]].corpus.texts))
     rows, covered = [], []
     for preset in SWEEP_PRESETS:
@@ -829,10 +822,7 @@ class CalCorpus:
 
 
 def cal_corpora(days: list[str], presets: list[str], campaigns: int, background: int) -> list[CalCorpus]:
-    root = data_dir()
-    clean = {d: load_any(root / DAYS5[d]) for d in days}
-    for d, data in clean.items():
-        data.name = d
+    clean = load_days(days, DAYS5)
     out = []
     for preset in presets:
         t0 = time.perf_counter()
@@ -996,19 +986,15 @@ def main() -> None:
     ap.add_argument("--calibrate", action="store_true", help="instead of the three parts: refit auto's mapping for "
                                                               "greedy, leaving one noise model out at a time")
     args = ap.parse_args()
+    if not (data_dir() / DAYS5["2-MAR"]).exists():
+        sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
     if args.calibrate:
-        if not (data_dir() / DAYS5["2-MAR"]).exists():
-            sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
         run_calibrate(args)
         return
     if args.sweep:
-        if not (data_dir() / DAYS5["2-MAR"]).exists():
-            sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
         run_sweep(args)
         return
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    if not (data_dir() / DAYS5["2-MAR"]).exists():
-        sys.exit(f"bench_decisions: no labelled days under {data_dir()} (set NEARDUP_SHARED_DATA)")
     presets = (list(ALL_PRESETS) if args.presets == "all" else args.presets.split(",") if args.presets
                else list(QUICK_PRESETS if args.quick else PRESETS))
     notes = []

@@ -184,12 +184,18 @@ def tune_peer(name: str, val: LabelledData, test: LabelledData) -> dict[str, Any
 
 # ---------------------------------------------------------------- the runs
 
-def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str],
-        budget: float | None, samples: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+def load_days(days: list[str], where: dict[str, str]) -> dict[str, Any]:
+    """The labelled days named ``days`` (their files under the data folder: ``where``), each named for its day."""
     root = data_dir()
-    clean = {d: load_any(root / DAYS[d]) for d in days}
+    clean = {d: load_any(root / where[d]) for d in days}
     for d, data in clean.items():
         data.name = d
+    return clean
+
+
+def run(days: list[str], test_days: list[str], presets: list[str], peers: list[str],
+        budget: float | None, samples: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+    clean = load_days(days, DAYS)
     rows = []
     for preset in presets:
         sets = {d: noisy(data, preset) for d, data in clean.items()}
