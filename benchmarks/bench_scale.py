@@ -10,7 +10,7 @@ truncation) of an earlier document. Two builders (``--corpus``):
   from the pool's own running text, so stories that draw the same sentence share few shingles and the
   duplicate rate (candidates and pairs per document) stays the same at every size: what a corpus of
   10M distinct stories would show. Files ``corpus-fresh-N.jsonl``.
-* ``pool``: the sentences verbatim (the corpus of the tables in docs/speed.md before the 10M point).
+* ``pool``: the sentences verbatim (bench_end_to_end's corpus: docs/speed.md's 200k and 1M tables).
   The pool holds about 370k sentences, so each is drawn ~16 times per million stories and chance
   overlaps grow with the corpus (candidates per document 0.73 at 200k, 2.69 at 1M for the default).
   Files ``corpus-N.jsonl``. Runs the real CLI as a subprocess and samples the memory of its

@@ -16,7 +16,7 @@ is not loaded: PyArrow imports it (where installed) on a process's first ``pyarr
 (:func:`neardup.io.parquet.read_parquet`), so none of them imports it; loading it here kept every run's first
 worker waiting 0.25-0.35 s longer. The server holds about 220 MB resident (100 MB anonymous), nearly all of
 it pages its workers share until they write them; the scale bench's summed RSS counts it (docs/speed.md,
-"Eighth round").
+"How the chunked engine bounds memory").
 """
 
 from __future__ import annotations
