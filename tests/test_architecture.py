@@ -1,10 +1,15 @@
-"""The shape of the code that the design promises: no import cycles, and each derivation written once
-(an executor, ``match`` or the online detector calls the method's own; see docs/architecture.md)."""
+"""The shape of the code that the design promises, read from the source's syntax trees (imports inside functions
+count): no import cycles; the stages import neither an engine nor the CLI, the CLI no engine, and train, online and
+report nothing from eval; each derivation written once (an executor, ``match`` or the online detector calls the
+method's own); see docs/architecture.md."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "neardup"
 
@@ -33,6 +38,15 @@ def _imports(path: Path, name: str) -> set[str]:
             out.add(base)
             out |= {f"{base}.{a.name}" for a in node.names}
     return {m for m in out if m == "neardup" or m.startswith("neardup.")}
+
+
+def test_imports_inside_functions_count_and_type_only_ones_do_not(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("from typing import TYPE_CHECKING\nfrom . import sibling\nif TYPE_CHECKING:\n"
+                    "    from neardup.engine import local\n\n\ndef f():\n    import neardup.cli.dedup\n"
+                    "    from ..eval.tune import sweep\n", encoding="utf-8")
+    assert _imports(path, "neardup.verify.probe") == {"neardup.verify", "neardup.verify.sibling", "neardup.cli.dedup",
+                                                      "neardup.eval.tune", "neardup.eval.tune.sweep"}
 
 
 def test_no_import_cycle_in_the_package():
@@ -80,3 +94,125 @@ def test_executors_schedule_methods_and_never_name_one():
         text = path.read_text(encoding="utf-8")
         for name in ("minhash", "ngram", "simhash", "retsim", "hybrid", "rerank", "biencoder"):
             assert f'method == "{name}"' not in text and f'.method == "{name}"' not in text, (path, name)
+
+
+# ---- who may import whom ----------------------------------------------------------------------------------------
+
+#: The stages: what a method is made of, and what every engine calls.
+STAGES = ("neardup.text", "neardup.represent", "neardup.candidates", "neardup.verify", "neardup.methods",
+          "neardup.cluster", "neardup.evidence", "neardup.calibrate")
+
+
+def _within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def _offending(importers: tuple[str, ...], imported: tuple[str, ...]) -> list[str]:
+    """``"a -> b"`` for each module ``a`` of ``importers`` that imports a module ``b`` of ``imported`` anywhere."""
+    files = {_module(p): p for p in SRC.rglob("*.py")}
+    return sorted(f"{name} -> {m}" for name, path in files.items() if _within(name, importers)
+                  for m in _imports(path, name) if m in files and _within(m, imported))
+
+
+def test_stages_import_neither_an_engine_nor_the_cli():
+    assert _offending(STAGES, ("neardup.engine", "neardup.cli")) == []
+
+
+def test_the_cli_imports_no_engine():
+    """The command line goes through :mod:`neardup.api`, which chooses and runs the engine."""
+    assert _offending(("neardup.cli",), ("neardup.engine",)) == []
+
+
+TRAIN_USES_EVAL = ("train.dataset, train.evaluate -> eval.evaluate (LabelledData, score) and eval.tune (sweep, "
+                   "best_trial); train.sources, train.neighbours -> eval.benchsets (SOURCE_DEDUP_CONFIG, SourceDoc, "
+                   "dedup_sources) and eval.evaluate (load_labelled): they move out of eval/ with tune's search and "
+                   "the labelled-data readers (issue 57, names for jobs)")
+
+
+@pytest.mark.parametrize("package", ["neardup.online", "neardup.report",
+                                     pytest.param("neardup.train", marks=pytest.mark.xfail(strict=True,
+                                                                                           reason=TRAIN_USES_EVAL))])
+def test_train_online_and_report_import_nothing_from_eval(package):
+    assert _offending((package,), ("neardup.eval",)) == []
+
+
+def test_the_api_and_the_cli_import_no_private_name():
+    """What the API and the CLI call from the engine and the stages is public (e.g. ``engine.ray.import_ray``)."""
+    private = [f"{path.relative_to(SRC)}: {node.module}.{alias.name}"
+               for path in [SRC / "api.py", *sorted((SRC / "cli").glob("*.py"))]
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("neardup")
+               for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert private == []
+
+
+# ---- one definition each: the threshold cut, settings resolution, the fork server's start ----------------------
+
+@functools.cache
+def _trees() -> dict[str, ast.Module]:
+    """Each module's syntax tree, by its path under ``src/neardup``."""
+    return {str(p.relative_to(SRC)): ast.parse(p.read_text(encoding="utf-8")) for p in sorted(SRC.rglob("*.py"))}
+
+
+def _first_annotation(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    args = node.args.args
+    return ast.unparse(args[0].annotation) if args and args[0].annotation is not None else ""
+
+
+def _defined(name: str, first_arg: str = "") -> set[str]:
+    """Modules that define a function ``name`` (whose first argument's annotation names ``first_arg``)."""
+    return {where for where, tree in _trees().items() for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+            and first_arg in _first_annotation(node)}
+
+
+def _forgiving(node: ast.AST, epsilon: float | None = None) -> bool:
+    """``a >= b - c`` (or ``>``) with a float constant ``c`` (``epsilon`` where given): a cut forgiving rounding."""
+    return isinstance(node, ast.Compare) and any(isinstance(op, (ast.GtE, ast.Gt)) for op in node.ops) and any(
+        isinstance(side, ast.BinOp) and isinstance(side.op, ast.Sub) and isinstance(side.right, ast.Constant)
+        and isinstance(side.right.value, float) and (epsilon is None or side.right.value == epsilon)
+        for side in node.comparators)
+
+
+#: Where a ``>= x - 1e-12`` may stand besides the cut itself: the peers' harness reproduces other libraries' rules.
+CUT_ELSEWHERE = {"eval/peers.py"}
+EXECUTORS = ("engine/", "matching.py", "pipeline.py")
+
+
+def test_the_threshold_cut_is_written_once():
+    """``cluster.passes`` decides which scores reach a threshold; no module writes the comparison again, and the
+    executors compare no score with a threshold or floor themselves (a vector search's rounding is forgiven by
+    ``candidates.vectors.near``, for candidates only)."""
+    assert _defined("passes") == {"cluster.py"}
+    copies = {f"{where}:{node.lineno}" for where, tree in _trees().items() if where != "cluster.py"
+              and where not in CUT_ELSEWHERE for node in ast.walk(tree) if _forgiving(node, 1e-12)}
+    assert copies == set()
+    in_executors = {f"{where}:{node.lineno}: {ast.unparse(node)}" for where, tree in _trees().items()
+                    if where.startswith(EXECUTORS) for node in ast.walk(tree)
+                    if _forgiving(node) or (isinstance(node, ast.Compare)
+                                            and any(isinstance(op, (ast.GtE, ast.Gt)) for op in node.ops)
+                                            and any(w in ast.unparse(node) for w in ("threshold", "floor")))}
+    assert in_executors == set()
+
+
+ONLINE_RESOLVES = ("online/calibrate.py: resolve(config: OnlineConfig, ...) profiles and chooses settings of its own; "
+                   "the online detector takes the batch method objects and their calibration with issue 57's "
+                   "'online detector on the same methods'")
+
+
+@pytest.mark.parametrize("scope", ["batch", pytest.param("online", marks=pytest.mark.xfail(strict=True,
+                                                                                          reason=ONLINE_RESOLVES))])
+def test_settings_are_resolved_by_one_function(scope):
+    """A function ``resolve(config: ...Config, ...)`` is written once: :func:`neardup.calibrate.resolve`."""
+    found = _defined("resolve", first_arg="Config")
+    assert {where for where in found if scope == "online" or not where.startswith("online/")} == {"calibrate.py"}
+
+
+def test_the_fork_server_is_started_in_one_place():
+    """Worker pools and their fork server are made in ``engine/processes.py`` alone (``start_server``)."""
+    assert _defined("start_server") == {"engine/processes.py"}
+    starts = {"ensure_running", "set_forkserver_preload", "get_context", "set_start_method", "ProcessPoolExecutor",
+              "Pool"}
+    calls = {where for where, tree in _trees().items() for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)) in starts}
+    assert calls == {"engine/processes.py"}

@@ -197,6 +197,23 @@ def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: Engi
         files[-1].unlink(missing_ok=True)
 
 
+def work_folder(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a chunked run writing to ``output`` keeps its work, which ``resume`` takes up again: ``work_dir``,
+    or a folder inside ``output`` (:func:`neardup.engine.workdir.work_root`)."""
+    from neardup.engine.workdir import work_root
+
+    return work_root(output, work_dir)
+
+
+def small_input(data: Data) -> bool:
+    """Whether ``data`` is a file that the in-memory engine runs sooner than the chunked one (a local, uncompressed
+    JSONL or CSV file of at most a megabyte: :func:`neardup.engine.plan.runs_in_memory`); ``neardup dedup`` runs
+    such a file in memory when no engine option is given."""
+    from neardup.engine.plan import runs_in_memory
+
+    return _is_path(data) and runs_in_memory(data)
+
+
 def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: ReadConfig,
                  output: str | os.PathLike[str] | None) -> DedupResult:
     """A chunked run (local or Ray). Python input is spooled to a JSONL file first; without ``output`` the
@@ -211,9 +228,9 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
 
     runner: type[LocalRun] | Any = LocalRun
     if engine.name == "ray":
-        from neardup.engine.ray import RayRun, _import_ray
+        from neardup.engine.ray import RayRun, import_ray
 
-        _import_ray()
+        import_ray()
         runner = RayRun
     scratch = Path(tempfile.mkdtemp(prefix="neardup-")) if output is None or not _is_path(data) else None
     try:
@@ -277,4 +294,4 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
                      progress=progress)
 
 
-__all__ = ["check_dedup_outputs", "dedup", "make_config", "make_read", "match"]
+__all__ = ["check_dedup_outputs", "dedup", "make_config", "make_read", "match", "small_input", "work_folder"]

@@ -28,6 +28,7 @@ from neardup import methods
 from neardup.arrays import distinct
 from neardup.calibrate import resolve
 from neardup.candidates.crossindex import KeyIndex
+from neardup.cluster import passes
 from neardup.config import ConfigError, DedupConfig, ReadConfig
 from neardup.io.read import InputError, iter_batches, read_corpus
 from neardup.jit import pays
@@ -140,7 +141,7 @@ class _KeyedProbe:
     def matches(self, batch: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         q, p = self.candidates(batch)
         s = self.scores(batch, q, p) if q.size else np.empty(0, dtype=np.float64)
-        keep = s >= self.method.threshold - 1e-12
+        keep = passes(s, self.method.threshold)
         return q[keep], p[keep], s[keep], int(q.size)
 
 
@@ -151,18 +152,24 @@ class _VectorProbe:
         from neardup.candidates.vectors import VectorIndex
 
         assert rep.vectors is not None
-        self.method = method
+        self.method, self.rep = method, rep
         self.k = min(method.config.embed.k, len(rep))
         self.index = VectorIndex(rep.vectors.docs, method.config.embed.index)
 
     def matches(self, batch: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Candidates as the method's neighbour search takes them (cosine from :meth:`VectorMethod.floor`, within
+        the search's rounding), scored by the method and cut at its threshold, as a run over one collection does."""
+        from neardup.candidates.vectors import near
+
         assert batch.vectors is not None
         emb = batch.vectors.docs
         sims, nb = self.index.search(emb, self.k)
         rows = np.repeat(np.arange(len(batch)), self.k)
-        keep = (nb.ravel() >= 0) & (sims.ravel() >= self.method.threshold - 1e-6) & (np.abs(emb).sum(axis=1)[rows] > 0)
-        q, p, s = nb.ravel()[keep], rows[keep], sims.ravel()[keep].astype(np.float64)
-        return q, p, s, int(q.size)
+        close = (nb.ravel() >= 0) & near(sims.ravel(), self.method.floor()) & (np.abs(emb).sum(axis=1)[rows] > 0)
+        q, p = nb.ravel()[close], rows[close]
+        s = self.method.score(Representation.concat([self.rep, batch]), q, p + len(self.rep))
+        keep = passes(s, self.method.threshold)
+        return q[keep], p[keep], s[keep], int(q.size)
 
 
 def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,

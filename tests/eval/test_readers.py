@@ -26,7 +26,7 @@ def test_source_reader_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_results_reader_names_file_and_line(tmp_path: Path) -> None:
-    from neardup.eval.results import load_results
+    from neardup.report.bench_results import load_results
 
     _lines(tmp_path / "results.jsonl", ['{"method": "minhash"}', "[1, 2]"])
     with pytest.raises(InputError, match=r"results\.jsonl, line 2: expected a JSON object"):

@@ -15,6 +15,18 @@ from neardup.represent.encoder import require_extra
 
 _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))
 INDEXES: tuple[str, ...] = ("flat", "hnsw")
+#: How far under a floor a neighbour's cosine may come out of a float32 search and still be a candidate (its score
+#: then takes the threshold cut, :func:`neardup.cluster.passes`).
+SEARCH_SLACK = 1e-6
+
+
+def near(sims: np.ndarray, floor: float) -> np.ndarray:
+    """Which neighbours' cosines ``sims`` reach ``floor`` within the search's rounding (:data:`SEARCH_SLACK`).
+
+    >>> near(np.array([0.8999995, 0.89, 0.95], dtype=np.float32), 0.9).tolist()
+    [True, False, True]
+    """
+    return np.asarray(sims) >= floor - SEARCH_SLACK
 
 
 def _pairs(query_rows: np.ndarray, neighbours: np.ndarray, sims: np.ndarray, threshold: float,
@@ -23,7 +35,7 @@ def _pairs(query_rows: np.ndarray, neighbours: np.ndarray, sims: np.ndarray, thr
     q = np.repeat(query_rows, neighbours.shape[1])
     nb = neighbours.ravel()
     s = sims.ravel()
-    keep = (nb >= 0) & (s >= threshold - 1e-6)
+    keep = (nb >= 0) & near(s, threshold)
     if same_collection:
         keep &= nb != q
     q, nb, s = q[keep], nb[keep], s[keep]

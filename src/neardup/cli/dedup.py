@@ -67,11 +67,11 @@ def dedup(
         if not silent:
             typer.echo(line, err=True)
 
-    from neardup.engine.workdir import work_root
+    from neardup.api import work_folder
 
     resumable = engine_opts["engine"] != "memory"
     guard(go, interrupted=interrupted_run(f"dedup of {input}",
-                                          work_root(outdir, engine_opts.get("work_dir")) if resumable else None))
+                                          work_folder(outdir, engine_opts.get("work_dir")) if resumable else None))
 
 
 @with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))

@@ -187,13 +187,13 @@ def read_config(values: dict[str, Any]) -> ReadConfig:
 
 def engine_name(values: dict[str, Any], input: str | None = None) -> str:
     """The engine the options name; where they name none: ``memory`` for a small input file that no other engine
-    option was given for (:func:`neardup.engine.plan.runs_in_memory`), else ``local``."""
+    option was given for (:func:`neardup.api.small_input`), else ``local``."""
     if values.get("engine") is not None:
         return str(values["engine"])
-    from neardup.engine.plan import runs_in_memory
+    from neardup.api import small_input
 
     told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence", "all_pairs"))
-    return "memory" if input is not None and not told and runs_in_memory(input) else "local"
+    return "memory" if input is not None and not told and small_input(input) else "local"
 
 
 def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:

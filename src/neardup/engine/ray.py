@@ -65,7 +65,8 @@ _MAX_CC_ROUNDS = 200
 _OBJECT_STORE_MIN = 80 * 2**20
 
 
-def _import_ray() -> Any:
+def import_ray() -> Any:
+    """The ``ray`` module with Ray Data, or an ImportError that says how to install them."""
     try:
         import ray
         import ray.data  # noqa: F401
@@ -91,7 +92,7 @@ def ray_session(engine: EngineConfig, address: str | None = None) -> Iterator[An
     Sets Ray Data's shuffle to the sort-based pull shuffle (no long-lived aggregator actors: fast to
     start on small clusters) and turns its progress bars off, restoring both afterwards.
     """
-    ray = _import_ray()
+    ray = import_ray()
     started = False
     if not ray.is_initialized():
         common = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
@@ -257,7 +258,7 @@ class RayRun(ShardedRun):
     # ---- stages --------------------------------------------------------------------------
     def map(self) -> int:
         """Stage 1: read in the driver, map with ``Dataset.map_batches``; returns the shard count."""
-        ray = _import_ray()
+        ray = import_ray()
         t0 = time.perf_counter()
         staging = WorkDir(self.wd.root / "ray-map")
         staging.shards.mkdir(parents=True, exist_ok=True)
@@ -325,7 +326,7 @@ class RayRun(ShardedRun):
 
     def candidate_pairs(self) -> Any:
         """Stage 3: a materialized dataset of candidate codes ``(part, code)``, or None when there are none."""
-        ray = _import_ray()
+        ray = import_ray()
         t0 = time.perf_counter()
         method = self.method
         assert isinstance(method, KeyedMethod)
@@ -454,5 +455,5 @@ def run_ray(input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], 
     cluster of ``engine.workers`` CPUs is started (and stopped at the end). The work directory must be
     on a filesystem every worker sees. Reading and validating the input happen in the driver.
     """
-    _import_ray()
+    import_ray()
     return RayRun(input_path, outdir, config, engine, read).run()

@@ -42,7 +42,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.calibrate import resolve
-from neardup.cluster import cluster_pairs
+from neardup.cluster import cluster_pairs, passes
 from neardup.config import CLUSTER_ALGORITHMS, VERIFY_SCORES, ConfigError, DedupConfig, ShingleConfig, config_to_dict
 from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.eval.tune import data_warnings, pair_labels
@@ -435,7 +435,7 @@ class _Search:
             for t in thresholds:
                 cfg = loosest if t == thresholds[0] else self._config(cell, t)
                 t0 = time.perf_counter()
-                keep = scores >= t - 1e-12
+                keep = passes(scores, t)
                 clusters = cluster_pairs(n, left[keep], right[keep], scores[keep], prep.lengths, cfg.cluster,
                                          threshold=t)
                 t1 = time.perf_counter()

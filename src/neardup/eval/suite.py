@@ -1,7 +1,7 @@
 """The benchmark suite: every method x set tuned on validation, reported on test, timed and measured.
 
 Owns running methods over benchmark sets and writing ``results.jsonl`` / ``trials.jsonl`` /
-``sets.json`` / ``run.json`` (:mod:`neardup.eval.results`); must not build sets (:mod:`neardup.eval.benchsets`),
+``sets.json`` / ``run.json`` (:mod:`neardup.report.bench_results`); must not build sets (:mod:`neardup.eval.benchsets`),
 implement peers (:mod:`neardup.eval.peers`) or render the report (:mod:`neardup.report`, its caller's job).
 
 Protocol, the same for every method: the validation split picks the setting with the best ARI (ties:
@@ -44,9 +44,9 @@ from neardup.config import ConfigError, DedupConfig
 from neardup.eval.benchsets import BenchSet, bench_dir, cluster_size_stats, list_sets, make_quick_set
 from neardup.eval.evaluate import LabelledData, score
 from neardup.eval.peers import PEERS, Peer, get_peer
-from neardup.eval.results import RESULTS_FILE, RUN_FILE, SETS_FILE, TRIALS_FILE
 from neardup.io.read import Corpus
 from neardup.io.write import write_json, write_jsonl
+from neardup.report.bench_results import RESULTS_FILE, RUN_FILE, SETS_FILE, TRIALS_FILE
 from neardup.synth import derive_seed
 
 __all__ = [

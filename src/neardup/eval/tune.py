@@ -32,7 +32,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.calibrate import resolve
-from neardup.cluster import cluster_pairs
+from neardup.cluster import cluster_pairs, passes
 from neardup.config import ConfigError, DedupConfig
 from neardup.eval.evaluate import LabelledData, evaluate, score
 from neardup.pipeline import Prepared, candidate_pairs, prepare
@@ -105,7 +105,7 @@ def sweep(data: LabelledData, base: DedupConfig, thresholds: list[float] | None 
             continue
         seconds = time.perf_counter() - t0 + sum(prep.timings.values())
         for t in grid:
-            keep = scores >= t - 1e-12
+            keep = passes(scores, t)
             clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths,
                                      base.cluster, threshold=t)
             result = DedupResult(ids=data.corpus.ids, clusters=clusters, left=left[keep], right=right[keep],

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from neardup.candidates.lsh import band_bucket_pairs, band_keys, collision_bucket_pairs, count_lsh_pairs, lsh_plan
+from neardup.cluster import passes
 from neardup.config import ConfigError, DedupConfig
 from neardup.methods import register
 from neardup.methods.base import KeyedMethod, Representation
@@ -276,7 +277,7 @@ class MinHash(KeyedMethod):
             sa, sb = np.asarray(sizes_a, dtype=np.float64), np.asarray(sizes_b, dtype=np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 j = np.where(np.minimum(sa, sb) > 0, j * (sa + sb) / ((1 + j) * np.minimum(sa, sb)), 0.0)
-        return j >= floor * self.threshold - 1e-12
+        return passes(j, floor * self.threshold)
 
     def params(self) -> dict[str, Any]:
         if self.rule == "lsh":

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from neardup.candidates.buckets import unique_pairs
+from neardup.cluster import passes
 from neardup.config import VECTOR_VIEWS, VIEWS, ConfigError, DedupConfig
 from neardup.methods import register
 from neardup.methods.base import COMBINED_SCORE_GRID, Candidates, Representation, VectorMethod
@@ -340,7 +341,7 @@ class MultiView(VectorMethod):
             if view in self.shingles:
                 close |= calibrated(s, thresholds[view]) >= self.config.multiview.crossencoder_floor
             elif view == self.vector_view:
-                close |= s >= thresholds[view] - 1e-12
+                close |= passes(s, thresholds[view])
         out = np.zeros(left.size, dtype=np.float64)
         at = np.flatnonzero(close)
         if at.size:

@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup.cluster import passes
 from neardup.config import ConfigError
 from neardup.io.read import text_problem
 from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep
@@ -630,7 +631,7 @@ class Detector:
             if cfg.update_rule:
                 sentences: list[np.ndarray] | None = None
                 for cand in scored:
-                    if cand.score >= cfg.r_overlap - 1e-12:
+                    if passes(cand.score, cfg.r_overlap):
                         if sentences is None:
                             sentences = sentence_sequences(prep.text, cfg.n, cfg.update_sentence_tokens,
                                                            cfg.normalize, cfg.char) if cfg.update_min_sentences else []

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neardup.arrays import distinct
+from neardup.cluster import passes
 from neardup.online.features import DocFeatures, StoredFeatures, n_units, prefix_fraction, prefix_set
 from neardup.verify.overlap import overlap_coefficient
 
@@ -134,7 +135,7 @@ def choose(scored: Sequence[Scored], r_overlap: float) -> tuple[Scored | None, S
     """
     updated = None
     for cand in sorted(scored, key=lambda c: (-c.score, -c.votes, c.seq)):
-        if cand.score < r_overlap - 1e-12:
+        if not passes(cand.score, r_overlap):
             break
         if cand.update is not None:
             updated = updated or cand

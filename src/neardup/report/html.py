@@ -1,7 +1,7 @@
 """The benchmark report: one self-contained HTML file (tables + inline SVG plots, no external assets).
 
 Owns laying out a results folder (``results.jsonl``, ``trials.jsonl``, ``sets.json``, ``run.json``
-written by :func:`neardup.eval.suite.run_suite`, read by :mod:`neardup.eval.results`) as ``report.html``;
+written by :func:`neardup.eval.suite.run_suite`, read by :mod:`neardup.report.bench_results`) as ``report.html``;
 must not run anything.
 
 Sections: test ARI per set x method, the full results table (ARI, pairwise P/R/F1, docs/s, peak
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neardup.eval.results import RESULTS_FILE, load_results
+from neardup.report.bench_results import RESULTS_FILE, load_results
 from neardup.io.write import atomic_text
 
 __all__ = ["render_report", "write_report"]

@@ -249,6 +249,8 @@ def decisions_svg(link_scores: Sequence[float], threshold: float, sizes: Sequenc
     plt = _plt()
     import numpy as np
 
+    from neardup.cluster import passes
+
     scores = np.asarray(link_scores, dtype=np.float64)
     scores = scores[~np.isnan(scores)]
     fig, (a, b, c) = plt.subplots(1, 3, figsize=(11, 2.8))
@@ -267,7 +269,7 @@ def decisions_svg(link_scores: Sequence[float], threshold: float, sizes: Sequenc
     b.set_ylabel("clusters")
     b.set_title(f"Cluster sizes ({sz.size} with copies)")
     grid = np.linspace(threshold, 1.0, 41)
-    c.plot(grid, [(scores >= t - 1e-12).sum() for t in grid], color="#8172b2")
+    c.plot(grid, [int(passes(scores, t).sum()) for t in grid], color="#8172b2")
     c.axvline(threshold, color="#c44e52", linestyle="--")
     c.set_xlabel("threshold")
     c.set_ylabel("removals whose link reaches it")

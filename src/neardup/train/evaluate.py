@@ -57,8 +57,9 @@ def prepared_with(data: LabelledData, embeddings: np.ndarray, k: int = 100, mode
 
 def _at(data: LabelledData, prep: Prepared, left: np.ndarray, right: np.ndarray, scores: np.ndarray,
         threshold: float, config: DedupConfig) -> dict[str, Any]:
-    keep = scores >= threshold - 1e-12
-    from neardup.cluster import cluster_pairs
+    from neardup.cluster import cluster_pairs, passes
+
+    keep = passes(scores, threshold)
 
     clusters = cluster_pairs(len(data.corpus), left[keep], right[keep], scores[keep], prep.lengths, config.cluster,
                              threshold=threshold)

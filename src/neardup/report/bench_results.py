@@ -1,7 +1,7 @@
 """The results folder of a benchmark run: its file names, and reading it back.
 
-Owns the layout that :func:`neardup.eval.suite.run_suite` writes and :mod:`neardup.report` reads; must not
-run methods or render anything.
+Owns the layout that :func:`neardup.eval.suite.run_suite` writes and :mod:`neardup.report.html` reads (here, so
+that the report imports nothing from :mod:`neardup.eval`); must not run methods or render anything.
 
 Files: ``results.jsonl`` (one row per method x set), ``trials.jsonl`` (every validation trial),
 ``sets.json`` (the sets' sizes and statistics) and ``run.json`` (settings, notes, machine).
