@@ -26,7 +26,7 @@ read (each engine's map stage), so every engine picks the same representatives.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -289,7 +289,7 @@ def cluster_pairs(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarra
     nodes = paired_documents(left, right)
     a, b = np.searchsorted(nodes, left), np.searchsorted(nodes, right)  # the pairs among the paired documents
     if cfg.algorithm in (None, "greedy"):
-        ranks = _priority(np.asarray(lengths)[nodes], cfg, None if keys is None else np.asarray(keys)[nodes])
+        ranks = policy_ranks(np.asarray(lengths)[nodes], cfg, None if keys is None else np.asarray(keys)[nodes])
         groups = greedy_copies(nodes.size, a, b, scores, ranks)
     elif cfg.algorithm == "agglomerative":  # (a monotone renumbering: its ties go to the same documents)
         floor = float(np.min(scores)) if threshold is None and left.size else float(threshold or 0.0)
@@ -409,6 +409,92 @@ def passes(scores: np.ndarray, threshold: float) -> np.ndarray:
     return np.asarray(scores) >= float(threshold) - 1e-12
 
 
+def score_ceiling(threshold: float, share: float | None) -> float:
+    """The highest threshold a re-threshold of a ``greedy`` run may choose: ``share`` of its ``threshold``, at most 1
+    (None: 1). A document removed as a copy of a root (:func:`verify_order`) at this score or more is removed at
+    every threshold up to it, so the pairs it comes first in are never scored.
+
+    >>> score_ceiling(0.6, 1.25), score_ceiling(0.9, 1.25), score_ceiling(0.6, None)
+    (0.75, 1.0, 1.0)
+    """
+    return 1.0 if share is None else min(1.0, round(float(threshold) * float(share), 9))
+
+
+def lazy_greedy(config: ClusterConfig, all_pairs: bool = False) -> bool:
+    """Whether a run scores only the candidate pairs ``greedy`` reads (:func:`verify_order`): under ``greedy`` unless
+    every verified pair is asked for (``all_pairs``: the graph)."""
+    return config.algorithm in (None, "greedy") and not all_pairs
+
+
+def ordered(left: np.ndarray, right: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's two documents as ``(first, later)`` in the policy's order ``ranks`` (:func:`policy_ranks`)."""
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    swap = ranks[left] > ranks[right]
+    return np.where(swap, right, left), np.where(swap, left, right)
+
+
+def roots_of(n: int, later: np.ndarray) -> np.ndarray:
+    """Which of ``n`` documents come first in every candidate pair they are in (``later``: the later ends of all
+    candidate pairs): ``greedy`` keeps them whatever the scores."""
+    roots = np.ones(n, dtype=bool)
+    roots[np.asarray(later, dtype=np.int64)] = False
+    return roots
+
+
+def settled_copies(n: int, first: np.ndarray, later: np.ndarray, scores: np.ndarray, roots: np.ndarray,
+                   ceiling: float) -> np.ndarray:
+    """Which of ``n`` documents are removed at every threshold up to ``ceiling`` whatever other pairs score: those
+    with a scored pair at ``ceiling`` or more with a root (:func:`roots_of`, kept whatever the scores)."""
+    settled = np.zeros(n, dtype=bool)
+    settled[np.asarray(later)[roots[first] & passes(scores, ceiling)]] = True
+    return settled
+
+
+def verify_order(first: np.ndarray, roots: np.ndarray, settled: np.ndarray | None = None) -> np.ndarray:
+    """Which candidate pairs ``greedy`` scores in each of its two passes, by their first ends (:func:`ordered`).
+    Pass one (``settled`` None): the pairs a root comes first in. Pass two: those whose first end is neither a
+    root nor settled (:func:`settled_copies`). What is left, pairs that a settled document comes first in, no
+    decision at any threshold from the floor to the ceiling reads: a removed document keeps and removes nothing,
+    and links only to kept ones. On a corpus of copies most pairs are between two copies of one kept text.
+
+    >>> first = np.array([0, 0, 1, 1, 2])
+    >>> roots = np.array([True, False, False, True])
+    >>> verify_order(first, roots).tolist(), verify_order(first, roots, np.array([False, True, False, False])).tolist()
+    ([True, True, False, False, False], [False, False, False, False, True])
+    """
+    first = np.asarray(first, dtype=np.int64)
+    if settled is None:
+        return roots[first]
+    return ~roots[first] & ~settled[first]
+
+
+def verify_in_order(n: int, left: np.ndarray, right: np.ndarray, ranks: np.ndarray,
+                    score: Callable[[np.ndarray, np.ndarray], np.ndarray], ceiling: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score the candidate pairs ``(left, right)`` of ``n`` documents that ``greedy`` reads at any threshold up to
+    ``ceiling``, in the two passes of :func:`verify_order`; returns the scored ones ``(left, right, scores)``.
+    :func:`greedy_copies` over them decides as over every candidate scored.
+
+    >>> ranks = np.arange(3)  # 0 first: 1 and 2 copy it, and the pair of the two copies is never scored
+    >>> calls = []
+    >>> def score(a, b):
+    ...     calls.append(list(zip(a.tolist(), b.tolist())))
+    ...     return np.full(a.size, 0.9)
+    >>> verify_in_order(3, np.array([0, 0, 1]), np.array([1, 2, 2]), ranks, score, 0.8)[2].tolist(), calls
+    ([0.9, 0.9], [[(0, 1), (0, 2)], []])
+    """
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    first, later = ordered(left, right, ranks)
+    roots = roots_of(n, later)
+    one = verify_order(first, roots)
+    s1 = np.asarray(score(left[one], right[one]), dtype=np.float64)
+    settled = settled_copies(n, first[one], later[one], s1, roots, ceiling)
+    two = verify_order(first, roots, settled)
+    s2 = np.asarray(score(left[two], right[two]), dtype=np.float64)
+    return (np.concatenate([left[one], left[two]]), np.concatenate([right[one], right[two]]),
+            np.concatenate([s1, s2]))
+
+
 def score_floor(threshold: float, share: float) -> float:
     """The lowest score a run keeps for re-thresholding: ``share`` of its ``threshold``.
 
@@ -486,7 +572,7 @@ def clusters_of_groups(n: int, nodes: np.ndarray, groups: np.ndarray, lengths: n
 def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> Clusters:
     n = groups.size
     _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    order = np.lexsort((_priority(lengths, cfg, keys), inverse))
+    order = np.lexsort((policy_ranks(lengths, cfg, keys), inverse))
     first = np.ones(n, dtype=bool)
     first[1:] = inverse[order][1:] != inverse[order][:-1]
     rep_of_group = np.empty(counts.size, dtype=np.int64)
@@ -496,11 +582,11 @@ def _finalise(groups: np.ndarray, lengths: np.ndarray, cfg: ClusterConfig, keys:
     return Clusters(labels=labels, sizes=sizes, oversized=_oversized(sizes, cfg))
 
 
-def _priority(lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> np.ndarray:
+def policy_ranks(lengths: np.ndarray, cfg: ClusterConfig, keys: np.ndarray | None = None) -> np.ndarray:
     """Each document's place in the representative policy's order (0 first): the policy's key (lower wins),
     then the longest text, then the smallest index (first seen); ``first`` skips the length.
 
-    >>> _priority(np.array([5, 9, 9]), ClusterConfig()).tolist()
+    >>> policy_ranks(np.array([5, 9, 9]), ClusterConfig()).tolist()
     [2, 0, 1]
     """
     n = lengths.size

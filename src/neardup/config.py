@@ -10,6 +10,7 @@ data: frozen dataclasses that round-trip through :func:`config_to_dict` / :func:
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -137,7 +138,12 @@ class EngineConfig:
     graph) to ``pairs.parquet`` and the evidence, where ``greedy`` otherwise writes the one link behind each
     removed document (:func:`neardup.cluster.written_pairs`); ``score_floor``: the scored candidates down to this
     share of the threshold are kept (``scores.parquet``), so :meth:`~neardup.results.DedupResult.rethreshold`
-    gives a run at any threshold from there up without computing anything again (1: only the verified pairs).
+    gives a run at any threshold from there up to ``score_ceiling`` without computing anything again (1: only the
+    verified pairs); ``score_ceiling``: under ``greedy`` (without ``all_pairs``), that highest threshold as a share of
+    the run's, at most 1 (None: 1): a copy of a document that nothing comes before, scoring this much, is removed
+    at every threshold up to it, so the pairs it comes first in are never scored
+    (:func:`neardup.cluster.verify_order`: on a corpus of copies most candidate pairs are two copies of one kept
+    text; the lower the ceiling, the fewer are scored).
 
     >>> EngineConfig(name="local", memory_limit="1GB").memory_limit
     1000000000
@@ -155,6 +161,7 @@ class EngineConfig:
     evidence: bool = True
     all_pairs: bool = False
     score_floor: float = 0.8
+    score_ceiling: float | None = 1.25
 
     def __post_init__(self) -> None:
         _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
@@ -169,6 +176,9 @@ class EngineConfig:
         _check(not (self.resume and self.name == "ray"), "--resume is not supported by the ray engine (use the local engine)")
         _check(isinstance(self.score_floor, (int, float)) and 0 < self.score_floor <= 1,
                f"score_floor must be in (0, 1], got {self.score_floor!r}")
+        _check(self.score_ceiling is None or (isinstance(self.score_ceiling, (int, float)) and self.score_ceiling >= 1
+                                              and not math.isnan(self.score_ceiling)),
+               f"score_ceiling must be None or at least 1, got {self.score_ceiling!r}")
 
     @property
     def n_workers(self) -> int:

@@ -17,7 +17,8 @@ import numpy as np
 
 from neardup import methods
 from neardup.calibrate import needs_corpus, resolve
-from neardup.cluster import decide, passes, representative_keys, score_floor
+from neardup.cluster import (decide, lazy_greedy, passes, policy_ranks, representative_keys, score_ceiling,
+                             score_floor, verify_in_order)
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
@@ -99,41 +100,52 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     return Prepared(corpus=corpus, config=config, rep=rep, timings={"represent": time.perf_counter() - t0})
 
 
-def candidate_pairs(prep: Prepared, config: DedupConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-    """Candidates and their scores ``(left, right, score, info)``, before the threshold cut.
+def candidate_pairs(prep: Prepared, config: DedupConfig, order: tuple[np.ndarray, float] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Candidates and their scores ``(left, right, score, info)``, before the threshold cut: all of them, or with
+    ``order`` (each document's place in the representative policy's order and a score ceiling) those ``greedy``
+    reads at thresholds up to the ceiling (:func:`~neardup.cluster.verify_in_order`).
 
-    ``info`` holds ``n_candidates`` and the seconds each stage took (and what the scorer reports).
+    ``info`` holds ``n_candidates``, ``n_scored`` and the seconds each stage took (and what the scorer reports).
     """
     method = methods.get(config).plan(prep.rep)
     t0 = time.perf_counter()
     left, right, info = method.candidates(prep.rep)
+    n_candidates = int(left.size)
     t1 = time.perf_counter()
     scoring: dict[str, Any] = {}
-    scores = method.score(prep.rep, left, right, info=scoring)
+    if order is None:
+        scores = method.score(prep.rep, left, right, info=scoring)
+    else:
+        left, right, scores = verify_in_order(len(prep.rep), left, right, order[0],
+                                              lambda a, b: method.score(prep.rep, a, b, info=scoring), order[1])
     t2 = time.perf_counter()
-    info = {**info, "n_candidates": int(left.size), "seconds_candidates": t1 - t0, "seconds_verify": t2 - t1}
+    info = {**info, "n_candidates": n_candidates, "n_scored": int(left.size), "seconds_candidates": t1 - t0,
+            "seconds_verify": t2 - t1}
     if scoring:
         info["scoring"] = scoring
     return left, right, scores, info
 
 
-def find_pairs(prep: Prepared, config: DedupConfig, floor: float | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+def find_pairs(prep: Prepared, config: DedupConfig, floor: float | None = None,
+               order: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Candidates then verification: the verified pairs ``(left, right, score)`` at ``config.threshold`` (or at the
-    lower ``floor``: the scored candidates a re-threshold decides from)."""
-    left, right, scores, info = candidate_pairs(prep, config)
+    lower ``floor``: the scored candidates a re-threshold decides from); ``order``: as :func:`candidate_pairs`."""
+    left, right, scores, info = candidate_pairs(prep, config, order)
     keep = passes(scores, float(config.threshold) if floor is None else floor)  # type: ignore[arg-type]
     info["n_verified"] = int(keep.sum())
     return left[keep], right[keep], scores[keep], info
 
 
 def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None,
-                 all_pairs: bool = False, floor: float = 1.0) -> DedupResult:
+                 all_pairs: bool = False, floor: float = 1.0, ceiling: float | None = None) -> DedupResult:
     """Finish a run from prepared representations (candidates, verify, decide, summary); ``read``: how
     the corpus was read (recorded in the summary); ``all_pairs``: the result holds every verified pair, not
     only the links its decisions rest on (:func:`~neardup.cluster.written_pairs`); ``floor``: the scored
     candidates down to this share of the threshold are kept with the result, for
-    :meth:`~neardup.results.DedupResult.rethreshold`. A ``config`` the corpus calibrates (``auto``; multiview
+    :meth:`~neardup.results.DedupResult.rethreshold`, up to ``ceiling`` (its share, as
+    :attr:`~neardup.config.EngineConfig.score_ceiling`: ``greedy`` scores only the pairs its decisions up to there
+    read). A ``config`` the corpus calibrates (``auto``; multiview
     without view thresholds) is resolved on the prepared texts, as :func:`prepare` resolved its own."""
     if config is None or config.method == "auto":
         cfg = prep.config
@@ -146,11 +158,13 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     method = methods.get(cfg).plan(prep.rep)
     cfg = method.config
     lowest = score_floor(float(cfg.threshold), floor)  # type: ignore[arg-type]
-    scored = find_pairs(prep, cfg, min(lowest, float(cfg.threshold)))  # type: ignore[arg-type]
-    info = scored[3]
-    t1 = time.perf_counter()
     corpus = prep.corpus
     keys = representative_keys(corpus.texts, corpus.fields.get(cfg.cluster.representative_field or ""), cfg.cluster)
+    highest = score_ceiling(float(cfg.threshold), ceiling) if lazy_greedy(cfg.cluster, all_pairs) else None  # type: ignore[arg-type]
+    order = None if highest is None else (policy_ranks(prep.lengths, cfg.cluster, keys), highest)
+    scored = find_pairs(prep, cfg, min(lowest, float(cfg.threshold)), order)  # type: ignore[arg-type]
+    info = scored[3]
+    t1 = time.perf_counter()
     clusters, (left, right, scores), info["n_verified"] = decide(len(corpus), *scored[:3], prep.lengths, cfg.cluster,
                                                                  keys, float(cfg.threshold), all_pairs)  # type: ignore[arg-type]
     timings = dict(prep.timings)
@@ -164,7 +178,7 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
                             n_candidates=info["n_candidates"], n_pairs=info["n_verified"], n_empty=corpus.n_empty,
                             n_truncated=corpus.n_truncated, skipped=corpus.skipped, timings=timings,
                             seconds=sum(timings.values()), engine=engine, read=read, n_written=left.size,
-                            floor=lowest)
+                            floor=lowest, ceiling=highest, n_scored=info["n_scored"])
     result = DedupResult(ids=corpus.ids, clusters=clusters, left=left, right=right, scores=scores, summary=summary)
     result.keep_scored(*scored[:3], prep.lengths)
     return result

@@ -181,8 +181,9 @@ class DedupResult:
         return self._scored
 
     def rethreshold(self, threshold: float, all_pairs: bool = False) -> DedupResult:
-        """The result of this run at another ``threshold``, decided again from its scored candidates (down to its
-        score floor, ``summary["decision"]["score_floor"]``) without computing anything else: the result a run at
+        """The result of this run at another ``threshold``, decided again from its scored candidates (from its score
+        floor to its ceiling, ``summary["decision"]``'s ``score_floor`` and ``score_ceiling``: under ``greedy`` a run
+        scores only the pairs its decisions up to the ceiling read) without computing anything else: the result a run at
         that threshold gives (where the method screens candidates by their sketch, as in character n-grams'
         default, up to the pairs that screen would drop). Its evidence is not computed (``show`` finds the shared
         passages when asked).
@@ -203,10 +204,14 @@ class DedupResult:
         summary = self.summary
         params = summary.get("params") or {}
         floor = (summary.get("decision") or {}).get("score_floor")
+        ceiling = float((summary.get("decision") or {}).get("score_ceiling") or 1.0)
         if floor is None:
             raise ValueError("this run kept no scored candidates below its threshold: run it again to re-threshold")
-        if float(threshold) < float(floor) - 1e-12 or float(threshold) > 1.0 + 1e-9:
-            raise ValueError(f"threshold must be between this run's score floor {floor} and 1, got {threshold}")
+        if float(threshold) < float(floor) - 1e-12 or float(threshold) > ceiling + 1e-9:
+            more = "" if ceiling >= 1.0 else (" (its ceiling: it scored only the pairs its decisions up to there read; "
+                                              "EngineConfig(score_ceiling=None) scores every one)")
+            raise ValueError(f"threshold must be between this run's score floor {floor} and {ceiling}{more}, "
+                             f"got {threshold}")
         cfg = ClusterConfig(**(params.get("cluster") or {}))
         if cfg.representative not in ("longest", "first") or cfg.representative_field is not None:
             raise ValueError(f"re-threshold needs --representative longest or first (this run: {cfg.representative})")

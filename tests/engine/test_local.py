@@ -262,22 +262,31 @@ def test_verifying_a_partition_in_many_passes_gives_the_same_pairs(example_path,
 
     from neardup.engine.tasks import verify_partition as _verify_part
 
+    from neardup.engine.tasks import later_ends
+
     cfg = DedupConfig()
-    work = tmp_path / "work"
-    run_chunked(example_path, tmp_path / "o", cfg, EngineConfig(workers=1, work_dir=str(work), keep_work=True,
-                                                                progress=False))
-    done = sorted((work / "pairs").glob("verified-*.npz"))
-    floor = json.loads((tmp_path / "o" / "summary.json").read_text())["decision"]["score_floor"]
-    assert done
-    for path in done:
-        part = int(path.stem.split("-")[1])
-        one = dict(np.load(path))
-        path.unlink()
-        count = _verify_part(str(work), part, 300, cfg, max_codes=7, floor=floor)  # forces many passes
-        many = dict(np.load(path))
-        assert count == int(one["n_candidates"][0]) == int(many["n_candidates"][0])
-        key = lambda d: sorted(zip(d["left"].tolist(), d["right"].tolist(), d["score"].tolist()))  # noqa: E731
-        assert key(many) == key(one)
+    key = lambda d: sorted(zip(d["left"].tolist(), d["right"].tolist(), d["score"].tolist()))  # noqa: E731
+    for lazy in (False, True):  # every candidate (all pairs asked for), or greedy's two passes
+        work = tmp_path / f"work-{lazy}"
+        run_chunked(example_path, tmp_path / f"o-{lazy}", cfg, EngineConfig(
+            workers=1, work_dir=str(work), keep_work=True, progress=False, all_pairs=not lazy))
+        done = sorted((work / "pairs").glob("verified-*.npz"))
+        floor = json.loads((tmp_path / f"o-{lazy}" / "summary.json").read_text())["decision"]["score_floor"]
+        assert done and all((p.stem.count("-") == 2) == lazy for p in done)
+        firsts = {}
+        for path in done:
+            part, select = int(path.stem.split("-")[1]), int(path.stem.split("-")[2]) if lazy else 0
+            one = dict(np.load(path))
+            path.unlink()
+            if lazy and part not in firsts:  # its screened candidates again, in many passes
+                for f in (work / "pairs").glob(f"*-{part:03d}*.npy"):
+                    if f.name.startswith(("later-", "screened-")):
+                        f.unlink()
+                firsts[part] = later_ends(str(work), part, 300, cfg, max_codes=7)
+            count = _verify_part(str(work), part, 300, cfg, max_codes=7, floor=floor, select=select)  # many passes
+            many = dict(np.load(path))
+            assert count == int(one["n_candidates"][0]) == int(many["n_candidates"][0])
+            assert key(many) == key(one)
 
 
 @pytest.mark.parametrize("rule", ["lsh", "collisions"])

@@ -88,6 +88,7 @@ ENGINE_OPTIONS: tuple[Option, ...] = (
     option("batch_docs", Optional[int], ("--batch-docs",), "Documents per shard (default: from --memory-limit)."),
     option("evidence", Optional[bool], ("--evidence/--no-evidence",), "Write evidence.parquet: each pair's matching views and shared passages (default: on)."),
     option("all_pairs", Optional[bool], ("--all-pairs",), "Write every verified pair (the graph) to pairs.parquet and its evidence; by default (--cluster greedy) only the pair that links each removed document to the document kept for it."),
+    option("score_ceiling", Optional[float], ("--score-ceiling",), "The highest threshold `neardup rethreshold` may take later, as a share of this run's (default 1.25; at most 1): --cluster greedy scores only the candidate pairs its decisions up to there read, so the lower, the fewer; inf scores every pair."),
 )
 
 
@@ -192,7 +193,7 @@ def engine_name(values: dict[str, Any], input: str | None = None) -> str:
         return str(values["engine"])
     from neardup.api import small_input
 
-    told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence", "all_pairs"))
+    told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence", "all_pairs", "score_ceiling"))
     return "memory" if input is not None and not told and small_input(input) else "local"
 
 

@@ -17,7 +17,7 @@ from neardup.cli.options import OverwriteOpt
 
 def rethreshold(
     outdir: Annotated[Path, typer.Argument(help="An output folder of `neardup dedup`.")],
-    threshold: Annotated[float, typer.Option("--threshold", "-t", help="The new threshold: from the run's score floor (summary.json: decision.score_floor) to 1.")],
+    threshold: Annotated[float, typer.Option("--threshold", "-t", help="The new threshold: from the run's score floor to its ceiling (summary.json: decision.score_floor, decision.score_ceiling).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the new result into (not OUTDIR).")],
     all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Write every verified pair, not only the link behind each removal.")] = False,
     input: Annotated[Optional[str], typer.Option("--input", help="The input file, if it is no longer where summary.json says.")] = None,

@@ -25,7 +25,8 @@ from neardup.engine.plan import (codes_per_pass, held_chars, key_partitions, pai
                                   tables_per_pass, weights_beside_candidates)
 from neardup.engine.processes import start_server, start_workers
 from neardup.engine.sharded import ShardedRun, ShardJoin
-from neardup.engine.tasks import map_shard, table_keys, verify_partition
+from neardup.cluster import roots_of
+from neardup.engine.tasks import ORDER_FILES, later_ends, map_shard, table_keys, verify_partition
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
 from neardup.io.read import Document, InputError
@@ -282,23 +283,42 @@ class LocalRun(ShardedRun):
             self.make_room(min(int(sets.values.shape[0]) * 16, int(self.engine.memory_limit * 0.45)))
             pool = self.workers()
             max_codes = codes_per_pass(self.engine.memory_limit, self.plan.workers)
-            for fut in [pool.submit(verify_partition, str(self.wd.root), p, n, self.config, max_codes, self.floor)
-                        for p in range(parts)]:
-                fut.result()
-                bar.update(1)
+            root = str(self.wd.root)
+
+            def each_part(task: Any, *args: Any) -> list[Any]:
+                return [f.result() for f in [pool.submit(task, root, p, n, self.config, max_codes, *args)
+                                             for p in range(parts)]]
+
+            if self.ceiling is None:
+                n_candidates = sum(each_part(verify_partition, self.floor))
+                bar.update(parts)
+                done = [np.load(self.wd.pairs / f"verified-{p:03d}.npz") for p in range(parts)]
+            else:  # greedy's two passes: the pairs a root comes first in, then those its settled copies leave
+                self.write_order(n)
+                n_candidates = sum(each_part(later_ends))
+                save_array(self.wd.root / ORDER_FILES[1],
+                           roots_of(n, np.concatenate([load_array(self.wd.pairs / f"later-{p:03d}.npy", mmap=False)
+                                                       for p in range(parts)])))
+                each_part(verify_partition, self.floor, 1)
+                bar.update(parts / 2)
+                first = [np.load(self.wd.pairs / f"verified-{p:03d}-1.npz") for p in range(parts)]
+                self.write_settled(n, first)
+                each_part(verify_partition, self.floor, 2)
+                done = first + [np.load(self.wd.pairs / f"verified-{p:03d}-2.npz") for p in range(parts)]
+                bar.update(parts / 2)
             bar.close()
-            done = [np.load(self.wd.pairs / f"verified-{p:03d}.npz") for p in range(parts)]
             left = np.concatenate([d["left"] for d in done])
             right = np.concatenate([d["right"] for d in done])
             score = np.concatenate([d["score"] for d in done])
-            n_candidates = sum(int(d["n_candidates"][0]) for d in done)
+            n_scored = sum(int(d["n_candidates"][0]) for d in done)
             order = np.lexsort((right, left))
             save_npz(path, left=left[order], right=right[order], score=score[order],
-                     n_candidates=np.array([n_candidates]))
+                     n_candidates=np.array([n_candidates]), n_scored=np.array([n_scored]))
             self.wd.mark("verify")
             self.timed("verify", t0)
         data = np.load(path)
         self.counts["n_candidates"] = int(data["n_candidates"][0])
+        self.counts["n_scored"] = int(data["n_scored"][0])
         return data["left"], data["right"], data["score"]
 
 

@@ -26,7 +26,8 @@ def run_memory(corpus: Corpus, config: DedupConfig, engine: EngineConfig | None 
     """
     eng, rd = engine or EngineConfig(), read or ReadConfig()
     prep = prepare(corpus, config, progress=eng.progress)
-    result = run_prepared(prep, config, read=rd, all_pairs=eng.all_pairs, floor=eng.score_floor)
+    result = run_prepared(prep, config, read=rd, all_pairs=eng.all_pairs, floor=eng.score_floor,
+                          ceiling=eng.score_ceiling)
     result.source = source
     result.id_field, result.text_field = rd.id_field, rd.text_field
     result.on_error = rd.on_error

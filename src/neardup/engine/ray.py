@@ -49,12 +49,12 @@ import pyarrow as pa
 
 from neardup import methods
 from neardup.arrays import distinct
-from neardup.cluster import Clusters, clusters_of_groups, paired_documents, with_links
+from neardup.cluster import Clusters, clusters_of_groups, ordered, paired_documents, roots_of, with_links
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
-from neardup.engine.tasks import distinct_codes, map_shard, score_codes
+from neardup.engine.tasks import ORDER_FILES, distinct_codes, in_order, map_shard, score_codes, screen_codes
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
-from neardup.engine.workdir import WorkDir, joined, shard_files
+from neardup.engine.workdir import WorkDir, joined, load_array, save_array, shard_files
 from neardup.io.read import InputError
 from neardup.methods.base import KeyedMethod
 
@@ -157,12 +157,24 @@ def _bucket_pairs(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
     return {"part": pair_partition(left, spec["tiles"], spec["pair_parts"]), "code": left * spec["n"] + right}
 
 
+def _screen_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Greedy's first look at one partition of candidate codes: de-duplicated (or counted) and screened by the
+    method (:func:`~neardup.engine.tasks.screen_codes`), with each pair's later end in the policy's order."""
+    codes = screen_codes(spec["root"], distinct_codes(batch["code"], spec["min_shared"]), spec["n"], spec["config"])
+    ranks = load_array(os.path.join(spec["root"], ORDER_FILES[0]), mmap=False)
+    return {"part": np.full(codes.size, int(batch["part"][0]) if batch["part"].size else 0, dtype=np.int64),
+            "code": codes, "later": ordered(codes // spec["n"], codes % spec["n"], ranks)[1]}
+
+
 def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Verify stage: de-duplicate (or count) one partition of candidate codes and score them.
+    """Verify stage: de-duplicate (or count) one partition of candidate codes and score them (with ``select``, those
+    of greedy's pass 1 or 2, :func:`~neardup.cluster.verify_order`, among codes already screened).
 
     The first row is a tally, ``(-1, n_candidates, nan)``; the others are the pairs that pass.
     """
     codes = distinct_codes(batch["code"], spec["min_shared"])
+    if spec.get("select"):
+        codes = in_order(spec["root"], codes, spec["n"], spec["select"])
     left, right, s, n_candidates = score_codes(spec["root"], codes, spec["n"], spec["config"], spec["floor"])
     return {"left": np.concatenate([[-1], left]).astype(np.int64),
             "right": np.concatenate([[n_candidates], right]).astype(np.int64),
@@ -372,23 +384,42 @@ class RayRun(ShardedRun):
             self.counts["n_candidates"] = 0
             self.timed("verify", t0)
             return None, empty, empty, np.empty(0, dtype=np.float64)
-        spec = {"root": str(self.wd.root), "n": len(self.representation()), "config": self.config, "floor": self.floor,
+        n = len(self.representation())
+        spec = {"root": str(self.wd.root), "n": n, "config": self.config, "floor": self.floor,
                 "min_shared": getattr(self.method, "min_shared", 1)}
-        verified = pairs.groupby("part").map_groups(_verify_group, batch_format="numpy",
-                                                    fn_kwargs={"spec": spec}).materialize()
-        lefts, rights, scores = [], [], []
-        n_candidates = 0
-        for batch in verified.iter_batches(batch_format="numpy", batch_size=None):
-            tally = batch["left"] < 0
-            n_candidates += int(batch["right"][tally].sum())
-            lefts.append(batch["left"][~tally])
-            rights.append(batch["right"][~tally])
-            scores.append(batch["score"][~tally])
-        left = np.concatenate(lefts) if lefts else empty
-        right = np.concatenate(rights) if rights else empty
-        score = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
+
+        def verify(data: Any, **more: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, int]:
+            done = data.groupby("part").map_groups(_verify_group, batch_format="numpy",
+                                                   fn_kwargs={"spec": {**spec, **more}}).materialize()
+            lefts, rights, scores, count = [], [], [], 0
+            for batch in done.iter_batches(batch_format="numpy", batch_size=None):
+                tally = batch["left"] < 0
+                count += int(batch["right"][tally].sum())
+                lefts.append(batch["left"][~tally])
+                rights.append(batch["right"][~tally])
+                scores.append(batch["score"][~tally])
+            return (done, np.concatenate(lefts) if lefts else empty, np.concatenate(rights) if rights else empty,
+                    np.concatenate(scores) if scores else np.empty(0, dtype=np.float64), count)
+
+        if self.ceiling is None:
+            verified, left, right, score, n_candidates = verify(pairs)
+            n_scored = n_candidates
+        else:  # greedy's two passes (see the local engine's verify): roots first, then what their copies leave
+            self.write_order(n)
+            screened = pairs.groupby("part").map_groups(_screen_group, batch_format="numpy",
+                                                        fn_kwargs={"spec": spec}).materialize()
+            later = [distinct(b["later"]) for b in screened.iter_batches(batch_format="numpy", batch_size=None)]
+            n_candidates = screened.count()
+            save_array(self.wd.root / ORDER_FILES[1], roots_of(n, np.concatenate(later) if later else empty))
+            spec["min_shared"] = 1  # counted already
+            first, l1, r1, s1, c1 = verify(screened.select_columns(["part", "code"]), select=1)
+            self.write_settled(n, [{"left": l1, "right": r1, "score": s1}])
+            second, l2, r2, s2, c2 = verify(screened.select_columns(["part", "code"]), select=2)
+            verified, n_scored = first.union(second), c1 + c2
+            left, right, score = np.concatenate([l1, l2]), np.concatenate([r1, r2]), np.concatenate([s1, s2])
         order = np.lexsort((right, left))
         self.counts["n_candidates"] = n_candidates
+        self.counts["n_scored"] = n_scored
         self.timed("verify", t0)
         return verified, left[order], right[order], score[order]
 

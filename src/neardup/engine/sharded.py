@@ -36,7 +36,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -50,12 +50,13 @@ import pyarrow.parquet as pq
 from neardup import methods
 from neardup.arrays import distinct
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
-from neardup.cluster import Clusters, cluster_pairs, field_value, passes, score_floor, written_pairs
+from neardup.cluster import (Clusters, cluster_pairs, field_value, lazy_greedy, ordered, passes, policy_ranks,
+                             score_ceiling, score_floor, settled_copies, verify_in_order, written_pairs)
 from neardup.config import DedupConfig, EngineConfig, ReadConfig, config_to_dict
 from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, table_bytes, weight_partitions
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
-from neardup.engine.tasks import (SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
+from neardup.engine.tasks import (ORDER_FILES, SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
                                   split_values, weights_of_table, weights_partition)
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
@@ -217,6 +218,7 @@ class ShardedRun(abc.ABC):
         self.method = methods.get(self.config)
         #: The lowest score the verify stage keeps (set once the method is planned: a share of its threshold).
         self.floor = 1.0
+        self.ceiling: float | None = None  # greedy's score ceiling, where it verifies in its two passes
         self.wd = WorkDir(work_root(self.outdir, self.engine.work_dir))
         #: The id every output file of this run carries (:func:`~neardup.io.write.new_run_id`).
         self.run_id = new_run_id()
@@ -436,9 +438,16 @@ class ShardedRun(abc.ABC):
         left, right, _ = self.method.candidates(rep)
         self.timed("candidates", t0)
         t0 = time.perf_counter()
-        scores = self.method.score(rep, left, right, info=self.scoring)
-        keep = passes(scores, self.floor)
         self.counts["n_candidates"] = int(left.size)
+        if self.ceiling is None:
+            scores = self.method.score(rep, left, right, info=self.scoring)
+        else:  # greedy's two passes (:func:`~neardup.cluster.verify_in_order`)
+            lengths, keys = self.representative_inputs()
+            left, right, scores = verify_in_order(len(rep), left, right, policy_ranks(lengths, self.config.cluster, keys),
+                                                  lambda a, b: self.method.score(rep, a, b, info=self.scoring),
+                                                  self.ceiling)
+        self.counts["n_scored"] = int(left.size)
+        keep = passes(scores, self.floor)
         self.timed("verify", t0)
         return left[keep], right[keep], scores[keep]
 
@@ -447,6 +456,24 @@ class ShardedRun(abc.ABC):
         keys = self.wd.root / "representative_keys.npy"
         return (load_array(self.wd.root / "lengths.npy", mmap=False),
                 load_array(keys, mmap=False) if keys.exists() else None)
+
+    def write_order(self, n: int) -> None:
+        """Each document's place in the representative policy's order, for greedy's two verification passes
+        (:func:`~neardup.cluster.verify_order`; :data:`~neardup.engine.tasks.ORDER_FILES`)."""
+        lengths, keys = self.representative_inputs()
+        ranks = policy_ranks(lengths, self.config.cluster, keys)
+        save_array(self.wd.root / ORDER_FILES[0], ranks.astype(np.int32) if n < 2**31 else ranks)
+
+    def write_settled(self, n: int, first: Sequence[Mapping[str, np.ndarray]]) -> None:
+        """The copies greedy's first pass settled (:func:`~neardup.cluster.settled_copies`), from its scored pairs
+        ``first`` (``left``, ``right``, ``score`` each)."""
+        ranks, roots = (load_array(self.wd.root / name, mmap=False) for name in ORDER_FILES[:2])
+        left = np.concatenate([d["left"] for d in first]) if first else np.empty(0, dtype=np.int64)
+        right = np.concatenate([d["right"] for d in first]) if first else np.empty(0, dtype=np.int64)
+        score = np.concatenate([d["score"] for d in first]) if first else np.empty(0, dtype=np.float64)
+        a, b = ordered(left, right, ranks)
+        assert self.ceiling is not None
+        save_array(self.wd.root / ORDER_FILES[2], settled_copies(n, a, b, score, roots, self.ceiling))
 
     def cluster(self, left: np.ndarray, right: np.ndarray, scores: np.ndarray) -> Clusters:
         """Stage 5: clusters of the verified pairs (representatives by the cluster policy)."""
@@ -579,6 +606,8 @@ class ShardedRun(abc.ABC):
                 self.config = self.method.config
                 threshold = float(self.method.threshold)
                 self.floor = min(threshold, score_floor(threshold, self.engine.score_floor))
+                self.ceiling = score_ceiling(threshold, self.engine.score_ceiling) \
+                    if lazy_greedy(self.config.cluster, self.engine.all_pairs) else None
                 if isinstance(self.method, KeyedMethod):
                     scored = self.keyed_pairs()
                 else:
@@ -615,7 +644,7 @@ class ShardedRun(abc.ABC):
             n_candidates=self.counts.get("n_candidates", 0), n_pairs=n_verified, n_empty=info["n_empty"],
             n_truncated=info["n_truncated"], skipped=self.skipped, timings=self.timings,
             seconds=time.perf_counter() - t_start, engine=self.engine_info(n_shards, resumed), read=self.read,
-            n_written=int(left.size), floor=self.floor)
+            n_written=int(left.size), floor=self.floor, ceiling=self.ceiling, n_scored=self.counts.get("n_scored"))
         write_json(self.outdir / "summary.json", {**summary, SUMMARY_RUN_ID: self.run_id})
         if self.engine.keep_work:
             self.wd.settle()

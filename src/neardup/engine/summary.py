@@ -66,17 +66,25 @@ def decision_rule(params: dict[str, Any]) -> dict[str, Any]:
             "removed_only_as_verified_copy": rule == "greedy"}
 
 
+def score_range(floor: float | None, ceiling: float | None) -> dict[str, float]:
+    """The ``decision`` keys saying which thresholds a re-threshold of the run can take (those given)."""
+    return ({} if floor is None else {"score_floor": floor}) | ({} if ceiling is None else {"score_ceiling": ceiling})
+
+
 def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any], n_candidates: int, n_pairs: int,
                   n_empty: int, n_truncated: int, skipped: list[dict[str, Any]], timings: dict[str, float],
                   seconds: float, engine: dict[str, Any], read: ReadConfig | None = None,
-                  n_written: int | None = None, floor: float | None = None) -> dict[str, Any]:
+                  n_written: int | None = None, floor: float | None = None, ceiling: float | None = None,
+                  n_scored: int | None = None) -> dict[str, Any]:
     """The summary of a finished run.
 
     ``params`` is the method's :meth:`~neardup.methods.base.Method.describe`; ``seconds`` the whole run's
     time; ``read``: how the input was read (its id and text fields are recorded, so the input can be read
     again). ``n_pairs`` counts the verified pairs, ``n_written`` the rows of ``pairs.parquet`` (by default
     the link behind each removed document; default: ``n_pairs``); ``floor``: the lowest score of the scored
-    candidates kept in ``scores.parquet`` (the lowest threshold a re-threshold can take).
+    candidates kept in ``scores.parquet`` (the lowest threshold a re-threshold can take); ``ceiling``: the highest
+    (:func:`~neardup.cluster.score_ceiling`: ``greedy`` scores only the pairs its decisions up to it read);
+    ``n_scored``: the candidates scored (default: ``n_candidates``).
 
     >>> from neardup.cluster import cluster_pairs
     >>> c = cluster_pairs(3, np.array([0]), np.array([1]), np.array([1.0]), np.array([5, 9, 1]))
@@ -100,13 +108,14 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
         "n_pairs": int(n_pairs),
         "n_pairs_written": int(n_pairs if n_written is None else n_written),
         "n_candidates": int(n_candidates),
+        "n_scored": int(n_candidates if n_scored is None else n_scored),
         "n_empty_docs": int(n_empty),
         "n_truncated_docs": int(n_truncated),
         "n_skipped_records": len(skipped),
         "skipped_records": skipped[:100],
         "n_oversized_clusters": clusters.n_oversized_clusters,
         "largest_clusters": list(clusters.largest),
-        "decision": decision_rule(params) | ({} if floor is None else {"score_floor": floor}),
+        "decision": decision_rule(params) | score_range(floor, ceiling),
         "params": params,
         **({"calibration": calibration} if calibration else {}),
         "engine": engine,
@@ -121,16 +130,17 @@ def rethresholded(summary: dict[str, Any], clusters: ClusterCounts, threshold: f
     counts, threshold and decision replaced, ``rethreshold`` saying from which threshold and how long it took."""
     n, n_reps = clusters.n_docs, clusters.n_clusters
     params = {**(summary.get("params") or {}), "threshold": float(threshold)}
-    floor = (summary.get("decision") or {}).get("score_floor")
+    decision = summary.get("decision") or {}
     out = {**summary, "n_clusters": n_reps, "n_duplicate_clusters": clusters.n_duplicate_clusters,
            "n_duplicates": n - n_reps, "duplicate_ratio": float((n - n_reps) / n) if n else 0.0,
            "n_pairs": int(n_pairs), "n_pairs_written": int(n_written),
            "n_oversized_clusters": clusters.n_oversized_clusters, "largest_clusters": list(clusters.largest),
-           "decision": decision_rule(params) | ({} if floor is None else {"score_floor": floor}), "params": params,
+           "decision": decision_rule(params) | score_range(decision.get("score_floor"), decision.get("score_ceiling")),
+           "params": params,
            "rethreshold": {"from": (summary.get("params") or {}).get("threshold"), "seconds": round(seconds, 4)},
            "timings": {"rethreshold": round(seconds, 4), "total": round(seconds, 4)}}
     out.pop("run_id", None)
     return out
 
 
-__all__ = ["SCORE_MEANINGS", "ClusterCounts", "build_summary", "decision_rule", "rethresholded"]
+__all__ = ["SCORE_MEANINGS", "ClusterCounts", "build_summary", "decision_rule", "rethresholded", "score_range"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.arrays import distinct
-from neardup.cluster import passes, representative_keys
+from neardup.cluster import ordered, passes, representative_keys, verify_order
 from neardup.config import DedupConfig
 from neardup.engine.plan import TABLE_CHUNK_VALUES
 from neardup.engine.tiles import (IDF_TABLE, gather_rows, load_idf_table, load_tiles, read_rows, score_tiled,
@@ -369,9 +369,25 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
     (:mod:`neardup.engine.tiles`), so memory stays bounded.
     """
     method = methods.get(config)
-    left, right = codes // n, codes % n
-    sketch = os.path.join(root, "sketch.npy")
     by_sketch = method.scores_from == "sketch"
+    left, right, s = _screened(root, codes // n, codes % n, method, by_sketch)
+    if not by_sketch:
+        s = score_tiled(root, left, right, method.score_name, load_tiles(root))
+    keep = passes(s, method.threshold if floor is None else floor)
+    return left[keep], right[keep], s[keep], int(left.size)
+
+
+def screen_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> np.ndarray:
+    """The candidate codes the method's own filter keeps (e.g. the MinHash estimate floor; all where it has none),
+    read from the run's sketch as :func:`score_codes` reads it."""
+    left, right, _ = _screened(root, codes // n, codes % n, methods.get(config), False)
+    return left * n + right
+
+
+def _screened(root: str, left: np.ndarray, right: np.ndarray, method: Any, by_sketch: bool
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs the method's sketch screen keeps, with their sketch scores where it scores by sketch."""
+    sketch = os.path.join(root, "sketch.npy")
     kept: list[np.ndarray] = []
     scored: list[np.ndarray] = [np.empty(0, dtype=np.float64)]
     if os.path.exists(sketch) and left.size:  # one pass over the pairs' sketch rows: screen, and score by sketch
@@ -392,12 +408,7 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
     if kept:
         keep = np.concatenate(kept)
         left, right = left[keep], right[keep]
-    if by_sketch:
-        s = np.concatenate(scored)
-    else:
-        s = score_tiled(root, left, right, method.score_name, load_tiles(root))
-    keep = passes(s, method.threshold if floor is None else floor)
-    return left[keep], right[keep], s[keep], int(left.size)
+    return left, right, np.concatenate(scored)
 
 
 def distinct_codes(codes: np.ndarray, min_shared: int) -> np.ndarray:
@@ -412,25 +423,13 @@ def distinct_codes(codes: np.ndarray, min_shared: int) -> np.ndarray:
     return codes[counts >= min_shared]
 
 
-def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_codes: int,
-                     floor: float | None = None) -> int:
-    """Verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``.
-
-    When the partition holds more than ``max_codes`` candidate codes (repeats included), it is verified
-    in several passes over the files, each taking the codes with one value of ``code % passes``
-    (repeats of a pair always fall in the same pass), so memory stays bounded by ``max_codes`` whatever
-    the number of candidates. Returns the number of distinct candidates; a partition already verified
-    is skipped (resume).
-    """
-    wd = WorkDir(root)
-    out = wd.pairs / f"verified-{part:03d}.npz"
-    if out.exists():
-        return int(np.load(out)["n_candidates"][0])
-    min_shared = methods.get(config).min_shared
+def _partition_codes(wd: WorkDir, part: int, max_codes: int, min_shared: int) -> Iterator[np.ndarray]:
+    """The distinct candidate codes of partition ``part`` (its spilled pair files), in as many passes as keep each
+    at ``max_codes`` codes (repeats included): each pass takes the codes with one value of ``code % passes``
+    (repeats of a pair always fall in the same pass), so memory stays bounded whatever the number of candidates."""
     files = sorted(wd.pairs.glob(f"{part:03d}-*.npy"))
     total = sum(array_shape(f)[0] for f in files)
     passes = max(1, math.ceil(total / max(1, max_codes)))
-    lefts, rights, scores, n_candidates = [], [], [], 0
     for sub in range(passes):
         chunk = []
         for f in files:
@@ -438,6 +437,60 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
             chunk.append(codes[codes % passes == sub] if passes > 1 else codes)
         codes = distinct_codes(np.concatenate(chunk), min_shared) if chunk else np.empty(0, dtype=np.int64)
         del chunk
+        yield codes
+
+
+#: The work directory's files of greedy's two verification passes (:func:`neardup.cluster.verify_order`): each
+#: document's place in the representative policy's order, the roots (nothing comes before them), and the copies
+#: settled by the first pass.
+ORDER_FILES = ("ranks.npy", "roots.npy", "settled.npy")
+
+
+def later_ends(root: str, part: int, n: int, config: DedupConfig, max_codes: int) -> int:
+    """Greedy's first look at partition ``part``: its distinct candidates that the method's screen keeps
+    (:func:`screen_codes`), into ``screened-NNN-K.npy`` (one file a pass of :func:`_partition_codes`), and their
+    later ends in the policy's order (``ranks.npy``), each once, into ``later-NNN.npy``: what
+    :func:`neardup.cluster.roots_of` reads. Returns the number of candidates; a partition already done is skipped
+    (resume)."""
+    wd = WorkDir(root)
+    out = wd.pairs / f"later-{part:03d}.npy"
+    if not out.exists():
+        ranks = load_array(os.path.join(root, ORDER_FILES[0]), mmap=False)
+        ends = []
+        for k, codes in enumerate(_partition_codes(wd, part, max_codes, methods.get(config).min_shared)):
+            codes = screen_codes(root, codes, n, config)
+            save_array(wd.pairs / f"screened-{part:03d}-{k:04d}.npy", codes)
+            ends.append(distinct(ordered(codes // n, codes % n, ranks)[1]))
+        save_array(out, distinct(np.concatenate(ends)) if ends else np.empty(0, dtype=np.int64))
+    return sum(array_shape(f)[0] for f in wd.pairs.glob(f"screened-{part:03d}-*.npy"))
+
+
+def in_order(root: str, codes: np.ndarray, n: int, select: int) -> np.ndarray:
+    """The codes greedy scores in its pass ``select`` (1 or 2; :func:`neardup.cluster.verify_order`)."""
+    ranks, roots = (load_array(os.path.join(root, name), mmap=False) for name in ORDER_FILES[:2])
+    settled = load_array(os.path.join(root, ORDER_FILES[2]), mmap=False) if select == 2 else None
+    return codes[verify_order(ordered(codes // n, codes % n, ranks)[0], roots, settled)]
+
+
+def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_codes: int,
+                     floor: float | None = None, select: int = 0) -> int:
+    """Verify candidate partition ``part`` (its spilled pair files) into ``verified-NNN.npz``: every candidate, or
+    (``select`` 1 or 2) those of greedy's first or second pass into ``verified-NNN-S.npz`` (:func:`later_ends`
+    and the driver wrote the order's files, :data:`ORDER_FILES`, first).
+
+    Memory stays bounded by ``max_codes`` whatever the number of candidates (:func:`_partition_codes`). Returns
+    the number of candidates scored; a partition already verified is skipped (resume).
+    """
+    wd = WorkDir(root)
+    out = wd.pairs / (f"verified-{part:03d}.npz" if not select else f"verified-{part:03d}-{select}.npz")
+    if out.exists():
+        return int(np.load(out)["n_candidates"][0])
+    lefts, rights, scores, n_candidates = [], [], [], 0
+    chunks: Iterable[np.ndarray] = (
+        _partition_codes(wd, part, max_codes, methods.get(config).min_shared) if not select else
+        (in_order(root, load_array(f, mmap=False), n, select)
+         for f in sorted(wd.pairs.glob(f"screened-{part:03d}-*.npy"))))
+    for codes in chunks:
         left, right, score, count = score_codes(root, codes, n, config, floor)
         lefts.append(left)
         rights.append(right)
@@ -450,7 +503,7 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
     return n_candidates
 
 
-__all__ = ["SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
-           "idf_table", "map_shard", "partition_frequencies", "partition_of", "score_codes", "sketch_pairs",
+__all__ = ["ORDER_FILES", "SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
+           "idf_table", "in_order", "later_ends", "map_shard", "partition_frequencies", "partition_of", "score_codes", "screen_codes", "sketch_pairs",
            "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
            "weights_of_table", "weights_partition"]
