@@ -115,7 +115,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, example_path):
     app = standalone_app()
     for args, needle in ((["online", "eval", str(tmp_path / "missing.jsonl")], "missing.jsonl"),
                          (["online", "eval", str(example_path), "--method", "bogus"], "method must be one of"),
-                         (["online", "eval", str(example_path), "--f", "2"], "f must be in (0, 1]"),
+                         (["online", "eval", str(example_path), "--verify-fraction", "2"], "f must be in (0, 1]"),
                          (["online", "eval", str(example_path), "--order", "time"], "field 'date'"),
                          (["online", "eval", str(example_path), "--store", "sqlite:///" + str(tmp_path)],
                           "is a folder")):

@@ -109,14 +109,14 @@ def test_resubmission_is_idempotent_and_conflict_is_409(client):
 def test_auth_is_required_except_for_health_and_schema(server):
     with httpx.Client(base_url=server.url, timeout=30) as anon:
         for method, path in (("POST", "/documents"), ("GET", "/documents/x"), ("GET", "/clusters/x"),
-                             ("DELETE", "/documents/x"), ("GET", "/metrics")):
+                             ("DELETE", "/documents/x"), ("GET", "/metrics"), ("GET", "/stats")):
             r = anon.request(method, path, json={"id": "x", "text": "t"} if method == "POST" else None)
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (method, path)
         r = anon.post("/documents", json={"id": "x", "text": "t"}, headers={"Authorization": "Bearer wrong"})
         assert r.status_code == 401
         assert anon.get("/health").json()["status"] == "ok"
         schema = anon.get("/openapi.json").json()
-        assert {"/documents", "/documents/{doc_id}", "/clusters/{original_id}", "/health", "/metrics"} <= \
+        assert {"/documents", "/documents/{doc_id}", "/clusters/{original_id}", "/health", "/metrics", "/stats"} <= \
             set(schema["paths"])
         body = schema["paths"]["/documents"]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert body["oneOf"][0]["required"] == ["id", "text"]
@@ -175,7 +175,11 @@ def test_concurrent_clients(server):
         assert len({a["original_id"] for a in group}) == 1
         assert sum(a["status"] == "original" for a in group) == 1
     with httpx.Client(base_url=server.url, headers=AUTH) as c:
-        m = c.get("/metrics").json()
+        m = c.get("/stats").json()
+        assert c.get("/metrics", params={"format": "json"}).json()["documents"] == 24
+        text = c.get("/metrics")
+    assert text.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert "neardup_documents 24" in text.text.splitlines() and "# TYPE neardup_added_total counter" in text.text
     assert (m["documents"], m["originals"], m["duplicates"]) == (24, 3, 21)
     assert m["decision_latency"]["count"] == 24 and m["decision_latency"]["p99_ms"] > 0
     assert m["requests"]["200"] >= 24

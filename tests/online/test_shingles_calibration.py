@@ -94,7 +94,7 @@ def test_auto_picks_words_on_clean_and_characters_on_noisy_text_and_the_store_ke
 
 def test_a_store_built_before_calibration_keeps_its_own_settings(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.db'}"
-    old = Detector(open_store(url), OnlineConfig())  # the seed method, as stores were built before
+    old = Detector(open_store(url), OnlineConfig(n=3))  # the seed method and n, as stores were built before
     old.add("a", STORY)
     old.close()
     d = Detector(open_store(url), OnlineConfig(method="auto"))

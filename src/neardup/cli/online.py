@@ -44,12 +44,12 @@ SETTINGS: tuple[Option, ...] = (
            "JSON file of online settings, an online tune output, or the batch configuration file "
            "(neardup tune --out chosen.json: its shingling, threshold and MinHash settings are mapped)."),
     option("char", Optional[bool], ("--char/--words",), "Character n-grams instead of word n-grams."),
-    option("n", Optional[int], ("--ngram", "-n"), "n-gram size (default 3 words, 5 characters)."),
+    option("n", Optional[int], ("--ngram", "-n"), "n-gram size (default 4 words, 5 characters: as dedup's)."),
     option("k_sample", Optional[int], ("--k-sample",), "Shingles sampled for the sketch/MinHash (default 1600)."),
-    option("p", Optional[int], ("--p",), "Sketch values (default 20)."),
-    option("t", Optional[int], ("--t",), "Sketch: candidates agree in more than t values (default 2)."),
-    option("f", Optional[float], ("--f",), "Fraction of each document verified (default 0.4)."),
-    option("f_short", Optional[float], ("--f-short",), "Fraction verified for short documents (default 1.0)."),
+    option("p", Optional[int], ("--sketch-size",), "Method sketch: values kept of each document's sampled shingles (default 20)."),
+    option("t", Optional[int], ("--sketch-agree",), "Method sketch: a stored document is a candidate when more than this many of the --sketch-size values agree (default 2)."),
+    option("f", Optional[float], ("--verify-fraction",), "Fraction of each document (its beginning) verified against a candidate (default 0.4)."),
+    option("f_short", Optional[float], ("--verify-fraction-short",), "--verify-fraction for short documents (--short-len; default 1.0)."),
     option("short_len", Optional[int], ("--short-len",), "Documents under this many tokens are short (default 100)."),
     option("r_overlap", Optional[float], ("--r-overlap",), "Overlap needed to be a duplicate (default 0.3)."),
     option("top_candidates", Optional[int], ("--top-candidates",), "Candidates verified exactly (seed: 1)."),
@@ -201,7 +201,7 @@ def make_noisy_command(
 @with_options(READ_OPTIONS, "read_opts")
 @with_options(SETTINGS, "settings", exclude=STORE_SETTINGS)
 def load_command(
-    data: Annotated[str, typer.Argument(help="Documents to add: JSONL(.gz), Parquet, CSV or a folder of .txt files.")],
+    data: Annotated[str, typer.Argument(help="Documents to add: JSONL(.gz), a JSON array, Parquet, CSV, a folder of them (shards) or of .txt files, or a quoted glob.")],
     store: StoreOpt,
     settings: dict[str, Any],
     read_opts: dict[str, Any],

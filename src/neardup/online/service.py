@@ -3,7 +3,7 @@
 Owns routes, authentication, request limits, error responses and metrics; must not decide
 duplicates (it calls :class:`neardup.online.detector.Detector`) or know SQL.
 
-Routes (all JSON; every route but ``/health``, ``/openapi.json`` and ``/docs`` needs
+Routes (all JSON but ``/metrics``; every route but ``/health``, ``/openapi.json`` and ``/docs`` needs
 ``Authorization: Bearer TOKEN`` when a token is set):
 
 * ``POST /documents`` - one object ``{"id", "text", ...metadata}`` or a list of them (one
@@ -15,7 +15,9 @@ Routes (all JSON; every route but ``/health``, ``/openapi.json`` and ``/docs`` n
   surrogates, nesting at most 64 levels, no NUL in a PostgreSQL store).
 * ``GET /documents/{id}``, ``DELETE /documents/{id}``, ``GET /clusters/{original_id}``;
 * ``GET /health`` (reads the store itself, see :meth:`Store.check <neardup.online.store.Store.check>`,
-  and its counts), ``GET /metrics`` (counts, latency percentiles).
+  and its counts); ``GET /metrics``: counts, counters since start and latency percentiles in the Prometheus
+  text format (:func:`prometheus_text`, what monitoring scrapes); ``GET /stats`` (or
+  ``/metrics?format=json``): the same as JSON.
 
 Without a token the service is for this machine only, and refuses what a web page could make a
 browser send it: a request whose ``Host`` is not one of the server's names (``localhost``, loopback
@@ -53,7 +55,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -423,6 +425,57 @@ def _item_errors(item: dict[str, Any], loc: list[Any], holds_nul: bool) -> list[
     return errors
 
 
+#: The content type of the Prometheus text exposition format.
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _label(value: Any) -> str:
+    """A Prometheus label value, escaped (backslash, double quote, line feed)."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus_text(stats: dict[str, Any]) -> str:
+    """The service's figures (``/stats``: counts, counters since start, latencies) in the Prometheus text
+    exposition format 0.0.4: ``# HELP`` and ``# TYPE`` lines, then samples named ``neardup_...``; latencies in
+    seconds, as gauges of the recent 10,000 (labelled by quantile).
+
+    >>> text = prometheus_text({"store": "sqlite", "method": "auto", "documents": 3, "originals": 2, "duplicates": 1,
+    ...                         "since_start": {"added": 3}, "requests": {"200": 4},
+    ...                         "decision_latency": {"count": 3, "mean_ms": 2.0, "p50_ms": 1.0, "p95_ms": 5.0,
+    ...                                              "p99_ms": 5.0, "max_ms": 5.0},
+    ...                         "post_latency": {"count": 0}, "uptime_s": 1.5})
+    >>> [line for line in text.splitlines() if line.startswith(("neardup_documents ", "neardup_http_requests_total"))]
+    ['neardup_documents 3', 'neardup_http_requests_total{code="200"} 4']
+    """
+    out: list[str] = []
+
+    def metric(name: str, kind: str, help: str, samples: list[tuple[str, Any]]) -> None:
+        out.append(f"# HELP neardup_{name} {help}")
+        out.append(f"# TYPE neardup_{name} {kind}")
+        for labels, value in samples:
+            out.append(f"neardup_{name}{labels} {float(value) if isinstance(value, float) else int(value)}")
+
+    metric("info", "gauge", "The service's store kind and method (always 1).",
+           [(f'{{store="{_label(stats.get("store"))}",method="{_label(stats.get("method"))}"}}', 1)])
+    for key, help in (("documents", "Documents in the store."), ("originals", "Originals in the store."),
+                      ("duplicates", "Duplicates in the store.")):
+        if key in stats:
+            metric(key, "gauge", help, [("", stats[key])])
+    for key, value in (stats.get("since_start") or {}).items():
+        metric(f"{key}_total", "counter", f"Documents {key} since the server started.", [("", value)])
+    metric("http_requests_total", "counter", "HTTP requests answered since the server started, by status code.",
+           [(f'{{code="{_label(code)}"}}', n) for code, n in sorted((stats.get("requests") or {}).items())])
+    for key, help in (("decision_latency", "Per-document decision time"), ("post_latency", "POST /documents time")):
+        summary = stats.get(key) or {}
+        samples = [(f'{{quantile="{q}"}}', float(summary.get(field, 0.0)) / 1000) for q, field in
+                   (("0.5", "p50_ms"), ("0.95", "p95_ms"), ("0.99", "p99_ms"), ("1", "max_ms"))]
+        metric(f"{key}_seconds", "gauge", f"{help} over the recent 10,000, by quantile (seconds).", samples)
+        metric(f"{key}_observed", "gauge", f"{help}: how many of the recent 10,000 the quantiles are of.",
+               [("", summary.get("count", 0))])
+    metric("uptime_seconds", "gauge", "Seconds since the server started.", [("", float(stats.get("uptime_s", 0.0)))])
+    return "\n".join(out) + "\n"
+
+
 def create_app(detector: Detector, token: str | None = None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                max_batch: int = DEFAULT_MAX_BATCH, host: str | None = None, allowed_hosts: Sequence[str] = (),
                failed_tokens: FailedTokens | None = None) -> FastAPI:
@@ -566,9 +619,7 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
             return unavailable(exc, status="unavailable")
         return {"status": "ok", "store": detector.store.kind, "method": detector.config.method, **counts}
 
-    @app.get("/metrics", dependencies=auth)
-    async def metrics() -> Any:
-        """Counts, per-document decision latency and per-request latency (recent 10,000)."""
+    async def stats() -> dict[str, Any]:
         counts = await run_in_threadpool(detector.counts)
         with lock:
             by_code = dict(requests)
@@ -577,6 +628,22 @@ def create_app(detector: Detector, token: str | None = None, max_body_bytes: int
                 "since_start": dict(detector.stats), "requests": by_code,
                 "decision_latency": detector.latency_summary(), "post_latency": req,
                 "uptime_s": round(time.time() - started, 1)}
+
+    @app.get("/stats", dependencies=auth)
+    async def stats_json() -> Any:
+        """Counts, per-document decision latency and per-request latency (recent 10,000), as JSON."""
+        return await stats()
+
+    @app.get("/metrics", dependencies=auth, response_class=PlainTextResponse,
+             responses={200: {"content": {PROMETHEUS_CONTENT_TYPE: {}, "application/json": {}}}})
+    async def metrics(format: str = "prometheus") -> Any:
+        """What ``/stats`` says, in the Prometheus text format (``?format=json``: as JSON)."""
+        if format not in ("prometheus", "json"):
+            return _error(422, f"format must be prometheus or json, got {format!r}")
+        figures = await stats()
+        if format == "json":
+            return JSONResponse(figures)
+        return PlainTextResponse(prometheus_text(figures), media_type=PROMETHEUS_CONTENT_TYPE)
 
     names = None if token is not None and not allowed_hosts else [*LOCAL_HOSTS, *([host] if host else []),
                                                                     *allowed_hosts]

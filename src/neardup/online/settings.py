@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.config import ConfigError, MinHashConfig, NormalizeConfig
+from neardup.config import ConfigError, MinHashConfig, NormalizeConfig, ShingleConfig
 from neardup.online.candidates import minhash_method
 from neardup.represent.minhash import ALGORITHM as minhash_algorithm
 
@@ -27,7 +27,10 @@ DEFAULT_METHOD: str = "auto"
 #: MinHash settings that may be given flat (``OnlineConfig(num_perm=64)``): they set the embedded ``minhash``.
 MINHASH_SETTINGS: tuple[str, ...] = ("num_perm", "bands", "rows", "lsh_threshold")
 #: Settings whose default depends on the shingling unit or (for ``auto``) on the calibration: ``None`` = unset.
-UNIT_DEFAULTS: dict[str, tuple[Any, Any]] = {"n": (3, 5), "lsh_threshold": (0.2, 0.3)}
+#: ``n`` is batch de-duplication's (:data:`neardup.config.ShingleConfig.DEFAULT_N`: 4 words, 5 characters), so that
+#: ``neardup serve`` and ``neardup dedup`` shingle alike (the seed paper used 3 words: ``--ngram 3``).
+UNIT_DEFAULTS: dict[str, tuple[Any, Any]] = {"n": (ShingleConfig.DEFAULT_N[False], ShingleConfig.DEFAULT_N[True]),
+                                             "lsh_threshold": (0.2, 0.3)}
 #: Settings ``auto`` chooses when they are not given (with the method): see :mod:`neardup.online.calibrate`.
 CALIBRATED: tuple[str, ...] = ("char", "n", "f", "r_overlap", "top_candidates", "lsh_threshold")
 #: The seed paper's values of the calibrated settings that are not unit-dependent.
@@ -53,14 +56,14 @@ class OnlineConfig:
     The ``minhash`` method's signatures and bands are a :class:`~neardup.config.MinHashConfig` (its
     ``seed`` is this config's); its fields may be given flat: ``OnlineConfig(num_perm=64, bands=16, rows=4)``.
     ``char``: character n-grams instead of word n-grams. Settings left unset (``None``) take their
-    defaults from the unit (``n``: 3 words or 5 characters; ``lsh_threshold``: 0.2 or
+    defaults from the unit (``n``: 4 words or 5 characters, as batch de-duplication's; ``lsh_threshold``: 0.2 or
     :data:`CHAR_LSH_THRESHOLD`) and, for ``method="auto"``, from the calibration (:data:`CALIBRATED`);
     :meth:`replace` keeps them following the unit.
 
     >>> OnlineConfig().method, OnlineConfig(method="minhash").bands_rows(), OnlineConfig(num_perm=64).minhash.num_perm
     ('sketch', (28, 2), 64)
     >>> c = OnlineConfig(method="minhash", char=True); c.n, c.minhash.lsh_threshold, c.replace(char=False).n
-    (5, 0.3, 3)
+    (5, 0.3, 4)
     >>> OnlineConfig(method="auto").n is None, OnlineConfig(method="auto").resolved
     (True, False)
     >>> OnlineConfig(f=1.5)
