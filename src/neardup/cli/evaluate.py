@@ -29,7 +29,7 @@ SWEPT = ("threshold", "bands", "rows", "rule", "lsh_threshold", "min_collisions"
          "combine", "view_coef")
 
 
-@with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
+@with_options(READ_OPTIONS, "read_opts", exclude=("on_error", "encoding"))
 @with_options(METHOD_OPTIONS, "method_opts")
 def eval_cmd(
     data: Annotated[Path, typer.Argument(help="Labelled JSONL: documents with a 'cluster' field, or pairs (a, b, label).")],
@@ -52,13 +52,14 @@ def eval_cmd(
     guard(go)
 
 
-@with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
+@with_options(READ_OPTIONS, "read_opts", exclude=("on_error", "encoding"))
 @with_options(METHOD_OPTIONS, "method_opts", exclude=SWEPT)
 def tune(
     validation: Annotated[Path, typer.Argument(help="Labelled validation file (the configuration is chosen here).")],
     test: Annotated[list[Path], typer.Argument(help="Labelled test file(s), reported with the chosen configuration (several are pooled).")],
     method_opts: dict[str, Any],
     read_opts: dict[str, Any],
+    docs: Annotated[Optional[Path], typer.Option("--docs", help="Documents for pair-labelled files (a, b, label) of VALIDATION and TEST (default: docs.jsonl beside each).")] = None,
     thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Comma-separated thresholds to sweep (default: a grid per method).")] = None,
     budget: Annotated[Optional[str], typer.Option("--budget", help="Stop starting new parts of the search after this long, e.g. 90s, 10m, 1h (default: search everything).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the chosen configuration here (JSON), for --config of dedup, eval, match, online and serve.")] = None,
@@ -91,15 +92,15 @@ def tune(
             raise ConfigError(f"--budget: {exc}") from None
         targets = [path for path in (out, trials_out) if path is not None]
         if targets:  # before any work: never an input, an existing file only with --overwrite
-            check_outputs(files=targets, inputs=[validation, *test], overwrite=overwrite)
+            check_outputs(files=targets, inputs=[validation, *test, *([docs] if docs else [])], overwrite=overwrite)
         cfg = dedup_config(method_opts)
         space = SearchSpace.fixing(method=method_opts.get("method"), char=method_opts.get("char_ngrams"),
                                    n=method_opts.get("ngram"), score=method_opts.get("verify"),
                                    cluster=method_opts.get("cluster"), model=method_opts.get("model"), thresholds=grid,
                                    cross_model=method_opts.get("cross_model"))
         fields = {k: v for k, v in read_opts.items() if v is not None}
-        val = load_labelled(validation, **fields)
-        tests = pool([load_labelled(p, **fields) for p in test])
+        val = load_labelled(validation, docs=docs, **fields)
+        tests = pool([load_labelled(p, docs=docs, **fields) for p in test])
         res = tune_config(val, tests, cfg, space=space, budget=seconds, progress=not quiet and fmt != "json",
                           out=out, overwrite=overwrite)
         for warning in res["warnings"]:

@@ -45,7 +45,7 @@ from neardup.calibrate import resolve
 from neardup.cluster import cluster_pairs, passes
 from neardup.config import CLUSTER_ALGORITHMS, VERIFY_SCORES, ConfigError, DedupConfig, ShingleConfig, config_to_dict
 from neardup.eval.evaluate import LabelledData, evaluate, score
-from neardup.eval.tune import data_warnings, pair_labels
+from neardup.eval.tune import pair_labels, split_warnings
 from neardup.methods.base import KeyedMethod, VectorMethod
 from neardup.pipeline import Prepared, prepare
 from neardup.progress import progress_bar
@@ -641,7 +641,7 @@ def tune_config(validation: LabelledData, test: LabelledData | None = None, base
         "test": test_metrics,
         "default": default,
         "search": found.report,
-        "warnings": data_warnings(validation, "validation"),
+        "warnings": split_warnings(validation, test),
         "n_trials": len(found.trials),
         "seconds": round(time.perf_counter() - t0, 3),
         "trials": found.trials,

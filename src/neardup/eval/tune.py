@@ -170,9 +170,24 @@ def config_for(base: DedupConfig, params: dict[str, Any]) -> DedupConfig:
     return base.replace(**changes)
 
 
+#: Fewer true duplicate pairs than this in a split: its figures are warned about (they swing with a pair or two).
+FEW_TRUE_PAIRS = 30
+
+
+def true_pairs(data: LabelledData) -> int:
+    """The true duplicate pairs of a split: its positive labelled pairs, or the pairs inside its clusters."""
+    if data.pairs is not None:
+        return sum(1 for _, _, label in data.pairs if label == 1)
+    from collections import Counter
+
+    sizes = Counter(x for x in (data.corpus.labels or []) if x is not None).values()
+    return sum(n * (n - 1) // 2 for n in sizes)
+
+
 def data_warnings(data: LabelledData, split: str) -> list[str]:
-    """What makes a split unfit to choose a setting on: no true duplicate pair (every threshold then
-    scores alike, and the choice says nothing).
+    """What makes a split unfit to choose a setting on, or to report one: no true duplicate pair (every
+    threshold then scores alike, and the choice says nothing), or fewer than :data:`FEW_TRUE_PAIRS` (its
+    figures swing with a pair or two).
 
     >>> from neardup.io.read import read_records
     >>> c = read_records([{"id": "a", "text": "x", "cluster": "1"}, {"id": "b", "text": "y", "cluster": "2"}],
@@ -180,15 +195,34 @@ def data_warnings(data: LabelledData, split: str) -> list[str]:
     >>> data_warnings(LabelledData(corpus=c), "validation")
     ['the validation set has no true duplicate pair: every setting scores alike there, so the chosen one is arbitrary']
     """
-    if data.pairs is not None:
-        positives = sum(1 for _, _, label in data.pairs if label == 1)
-    else:
-        labels = [x for x in (data.corpus.labels or []) if x is not None]
-        positives = len(labels) - len(set(labels))
-    if positives:
-        return []
-    return [(f"the {split} set has no true duplicate pair: every setting scores alike there, so the chosen one "
-             "is arbitrary")]
+    positives = true_pairs(data)
+    if not positives:
+        return [(f"the {split} set has no true duplicate pair: every setting scores alike there, so the chosen one "
+                 "is arbitrary")]
+    if positives < FEW_TRUE_PAIRS:
+        return [(f"the {split} set has only {positives} true duplicate pair{'s' if positives != 1 else ''}: its "
+                 f"figures (ARI, F1) move a lot with each pair; label at least {FEW_TRUE_PAIRS}")]
+    return []
+
+
+def split_warnings(validation: LabelledData, test: LabelledData | None) -> list[str]:
+    """What makes a tuning's figures unfit to report: :func:`data_warnings` of each split, and a test set
+    that is the validation set (its figures then measure the fit, not the choice).
+
+    >>> from neardup.io.read import read_records
+    >>> c = read_records([{"id": "a", "text": "x", "cluster": "1"}, {"id": "b", "text": "x", "cluster": "1"}],
+    ...                  label_field="cluster")
+    >>> split_warnings(LabelledData(corpus=c), LabelledData(corpus=c))[-1][:50]
+    'the test set is the validation set: its figures sa'
+    """
+    out = data_warnings(validation, "validation")
+    if test is None:
+        return out
+    if test is validation or (test.corpus.ids == validation.corpus.ids and test.corpus.texts == validation.corpus.texts
+                              and test.corpus.labels == validation.corpus.labels and test.pairs == validation.pairs):
+        return out + ["the test set is the validation set: its figures say how well the choice fits the data it was "
+                      "chosen on, not how well it does on new data; give a test set of its own"]
+    return out + data_warnings(test, "test")
 
 
 def tune(validation: LabelledData, test: LabelledData | None, base: DedupConfig,
