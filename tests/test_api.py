@@ -11,15 +11,15 @@ def test_dedup_on_texts_returns_clusters_pairs_and_representatives():
              "SHARES IN HARBOR LINES ROSE 5 PERCENT ON MONDAY AFTER STRONG RESULTS. More follows.",
              "The weather service warned of storms along the northern coast."]
     r = neardup.dedup(texts)
-    assert r.groups() == [["0", "1", "2"]]
-    assert r.representatives == ["2", "3"]  # the longest text represents its cluster
-    assert r.cluster_ids == ["2", "2", "2", "3"]
+    assert r.groups() == [[0, 1, 2]]  # a list of texts' ids are its row numbers
+    assert r.representatives == [2, 3]  # the longest text represents its cluster
+    assert r.cluster_ids == [2, 2, 2, 3]
     # the pair behind each removal, kept document first: one a removed document
-    assert sorted((a, b) for a, b, _ in r.pairs_by_id()) == [("2", "0"), ("2", "1")]
+    assert sorted((a, b) for a, b, _ in r.pairs_by_id()) == [(2, 0), (2, 1)]
     assert [(d["id"], d["kept"], d["copy_of"]) for d in r.decisions] == [
-        ("0", False, "2"), ("1", False, "2"), ("2", True, None), ("3", True, None)]
+        (0, False, 2), (1, False, 2), (2, True, None), (3, True, None)]
     graph = neardup.dedup(texts, all_pairs=True)  # every verified pair, as the graph algorithms see it
-    assert graph.groups() == r.groups() and {(a, b) for a, b, _ in graph.pairs_by_id()} == {("0", "1"), ("0", "2"), ("1", "2")}
+    assert graph.groups() == r.groups() and {(a, b) for a, b, _ in graph.pairs_by_id()} == {(0, 1), (0, 2), (1, 2)}
 
 
 def test_dedup_accepts_records_paths_and_stage_options(example_path):
@@ -34,7 +34,7 @@ def test_every_method_finds_an_exact_copy_and_ignores_empty_docs(method):
     text = "the port authority approved a plan to rebuild the old harbour bridge on friday"
     r = neardup.dedup([text, "", text, "  ", "an unrelated sentence about football clubs and their stadiums"],
                       method=method)
-    assert r.groups() == [["0", "2"]]
+    assert r.groups() == [[0, 2]]
 
 
 def test_config_round_trips_and_validates():
@@ -64,8 +64,8 @@ def test_a_giant_cluster_is_decided_against_its_kept_document_in_linear_work():
     # unweighted: in a corpus of nothing but these copies IDF weighs the shared words at 0
     r = neardup.dedup(texts, method="minhash", verify__score="jaccard")
     kept = [d for d in r.decisions if d["kept"]]
-    assert [d["id"] for d in kept] == ["1234"]  # the longest
-    assert all(d["copy_of"] == "1234" and d["score"] >= r.summary["params"]["threshold"] for d in r.decisions
+    assert [d["id"] for d in kept] == [1234]  # the longest
+    assert all(d["copy_of"] == 1234 and d["score"] >= r.summary["params"]["threshold"] for d in r.decisions
                if not d["kept"])
     assert r.summary["n_pairs_written"] == 2999 and len(r.evidence()) == 2999
     assert r.summary["n_candidates"] < 3 * 3000  # linear: the star of each oversized bucket, not 4.5M pairs

@@ -6,7 +6,7 @@ The public API is small: :func:`dedup` (one collection, on any engine) returns a
 
 >>> import neardup
 >>> neardup.dedup(["Stocks rose today in Tokyo.", "stocks rose today in tokyo"]).groups()
-[['0', '1']]
+[[0, 1]]
 
 The names are imported when first used (``import neardup`` and the command line's ``--help`` load
 neither NumPy nor PyArrow).

@@ -1,7 +1,8 @@
 """The public entry points: ``neardup.dedup(input, method=..., engine=...)`` and ``neardup.match(queries, corpus)``.
 
-Owns turning user input (a path or URL, a list of strings or of records, a :class:`Corpus`) and options
-into a run on the chosen engine, and the typed result; must not implement stages or schedule them.
+Owns turning user input (a path or URL, a list of strings or of records, a DataFrame, an Arrow table or dataset,
+a Hugging Face dataset, a :class:`Corpus`: :mod:`neardup.io.frames` reads Python objects) and options into a run
+on the chosen engine, and the typed result; must not implement stages or schedule them.
 The command line calls these functions and holds no logic they lack.
 """
 
@@ -17,10 +18,13 @@ from typing import Any
 
 from neardup.calibrate import resolve
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
-from neardup.io.read import Corpus, read_corpus, read_records
+from neardup.io.frames import Rows, kind_of, rows_of
+from neardup.io.read import Corpus, read_corpus
 from neardup.results import DedupResult, MatchResult
 
-Data = str | os.PathLike[str] | Iterable[str] | Iterable[Mapping[str, Any]] | Corpus
+#: A path or URL, texts, records, a Corpus, or (typed ``Any``: their libraries are optional) a pandas or polars
+#: DataFrame, a pyarrow Table or Dataset, a ``datasets.Dataset``.
+Data = str | os.PathLike[str] | Iterable[str] | Iterable[Mapping[str, Any]] | Corpus | Any
 
 
 def make_config(method: str | None = None, threshold: float | None = None,
@@ -57,41 +61,41 @@ def _is_path(data: Any) -> bool:
     return isinstance(data, (str, os.PathLike))
 
 
-def _python_input(data: Iterable[Any], read: ReadConfig) -> tuple[list[dict[str, Any]], ReadConfig]:
-    """Python input as records and the read settings for them: strings get their position as id.
+def _id_field(id_field: str | None, read: ReadConfig | None) -> str | None:
+    """The id field a Python input's ids must come from: ``id_field``, or one ``read`` names other than the
+    default; None: row numbers (records: their ``id`` key where they have one)."""
+    if id_field is not None:
+        return id_field
+    return read.id_field if read is not None and read.id_field != ReadConfig().id_field else None
 
-    Anything but all texts or all records is a :class:`TypeError` naming the first item that differs.
+
+def _python_input(data: Any, read: ReadConfig, id_field: str | None = None) -> Rows:
+    """Python input (texts, records, a DataFrame, a table, a dataset) as its :class:`~neardup.io.frames.Rows`:
+    ids from ``id_field`` (None: row numbers; records: their ``id`` key where they have one), each row checked
+    (a :class:`~neardup.io.frames.RowError` naming the row and field) unless bad rows are skipped
+    (``read.on_error="skip"``: the reader skips and lists them). Anything else is a :class:`TypeError` naming
+    the first item that differs, or what was given and what is accepted.
     """
-    items = list(data)
-    texts = bool(items) and isinstance(items[0], str)
-    for i, x in enumerate(items):
-        if not (isinstance(x, str) if texts else isinstance(x, Mapping)):
-            hint = " (decode it to str first)" if isinstance(x, (bytes, bytearray)) else ""
-            want = "a text (str), as item 0 is" if texts else "a text (str) or a record (a mapping with an id and a text)"
-            if i and not texts:
-                want = "a record (a mapping with an id and a text), as item 0 is"
-            raise TypeError(f"input item {i} is {type(x).__name__}{hint}: expected {want}")
-    if texts:
-        return [{"id": str(i), "text": t} for i, t in enumerate(items)], ReadConfig(max_chars=read.max_chars,
-                                                                                   on_error=read.on_error)
-    return [dict(x) for x in items], read
+    return rows_of(data, text_field=read.text_field, id_field=id_field, check=read.on_error != "skip")
 
 
 def _check_data(data: Any) -> None:
-    """The input must be a path or URL, a :class:`Corpus`, or an iterable of texts or records."""
-    if isinstance(data, (bytes, bytearray)) or data is None or not (
-            _is_path(data) or isinstance(data, (Corpus, Iterable))):
-        raise TypeError(f"input is {type(data).__name__}: expected a path or URL, a Corpus, or a list of "
-                        "texts (str) or records (mappings with an id and a text)")
+    """The input must be a path or URL, a :class:`Corpus`, or a Python object :mod:`neardup.io.frames` reads
+    (else a :class:`TypeError` naming what was given and what is accepted)."""
+    if data is None or isinstance(data, (bytes, bytearray)):
+        from neardup.io.frames import ACCEPTED
+
+        raise TypeError(f"input is {type(data).__name__}: expected {ACCEPTED}")
+    if not (_is_path(data) or isinstance(data, (Corpus, Rows))):
+        kind_of(data)
 
 
-def _corpus(data: Data, read: ReadConfig, keep: tuple[str, ...] = ()) -> Corpus:
+def _corpus(data: str | os.PathLike[str] | Corpus | Rows, read: ReadConfig, keep: tuple[str, ...] = ()) -> Corpus:
     if isinstance(data, Corpus):
         return data
-    if _is_path(data):
-        return read_corpus(data, read, keep=keep)  # type: ignore[arg-type]
-    records, cfg = _python_input(data, read)  # type: ignore[arg-type]
-    return read_records(records, read=cfg, keep=keep)
+    if isinstance(data, Rows):
+        return data.corpus(read, keep)
+    return read_corpus(data, read, keep=keep)
 
 
 def dedup(data: Data, method: str | None = None, threshold: float | None = None,
@@ -101,7 +105,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
           id_field: str | None = None, on_error: str | None = None, progress: bool = False,
           evidence: bool | None = None, all_pairs: bool | None = None,
           **stage_options: Any) -> DedupResult:
-    """Find near-duplicates in a file, folder, URL, list of texts or list of records; returns a :class:`DedupResult`.
+    """Find near-duplicates in a file, folder, URL, list of texts or of records, pandas or polars DataFrame,
+    pyarrow Table or Dataset, or Hugging Face ``datasets.Dataset``; returns a :class:`DedupResult`.
 
     ``method`` and ``threshold`` (or a whole ``config``: a :class:`DedupConfig` or the path of a
     configuration file, e.g. from ``neardup tune --out``) say what is computed; ``stage_options`` are
@@ -117,9 +122,14 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     written is an :class:`~neardup.io.write.OutputError`. ``read`` (or ``text_field``, ``id_field``,
     ``on_error``) says how records become documents.
 
+    A Python object's ids are its ``id_field`` column's values, of their own type (without ``id_field``: the row
+    numbers, 0, 1, ...; records keep their ``id`` key where they have one); ``result.selected`` gives its kept
+    rows and ``result.duplicates`` the others, as the same kind of object (:mod:`neardup.io.frames`). A null
+    text or a repeated id is a :class:`~neardup.io.frames.RowError` (a ValueError) naming the row and field.
+
     >>> r = dedup(["The cat sat on the mat.", "the cat sat on the mat", "A dog barked."])
-    >>> r.groups(), r.representatives
-    ([['0', '1']], ['0', '2'])
+    >>> r.groups(), r.representatives, r.selected
+    ([[0, 1]], [0, 2], ['The cat sat on the mat.', 'A dog barked.'])
     """
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
@@ -129,6 +139,8 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     if all_pairs is not None:
         eng = eng.replace(all_pairs=all_pairs)
     _check_data(data)
+    if not (_is_path(data) or isinstance(data, Corpus)):
+        data = _python_input(data, read_cfg, _id_field(id_field, read))
     if output is not None:  # the output folder locked for the run (its checks first, see output_lock)
         from neardup.io.write import output_lock
 
@@ -147,17 +159,19 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
 
 def _dedup(data: Data, cfg: DedupConfig, eng: EngineConfig, read_cfg: ReadConfig,
            output: str | os.PathLike[str] | None) -> DedupResult:
-    """:func:`dedup` once its settings and outputs are checked."""
+    """:func:`dedup` once its settings and outputs are checked (a Python input already its :class:`Rows`)."""
     source = str(data) if _is_path(data) else None
-    if not _is_path(data) and not isinstance(data, Corpus):
-        data = list(data)  # a generator is read once
     if eng.name == "memory":
         from neardup.engine.memory import run_memory
 
         keep = (cfg.cluster.representative_field,) if cfg.cluster.representative_field else ()
         corpus = _corpus(data, read_cfg, keep)
-        return run_memory(corpus, resolve(cfg, corpus.texts), eng, read_cfg, output, source=source)
-    return _run_sharded(data, cfg, eng, read_cfg, output)
+        result = run_memory(corpus, resolve(cfg, corpus.texts), eng, read_cfg, output, source=source)
+    else:
+        result = _run_sharded(data, cfg, eng, read_cfg, output)
+    if isinstance(data, Rows):
+        result.set_input(data)  # ids as given, and the rows for ``selected`` / ``duplicates``
+    return result
 
 
 def check_dedup_outputs(data: Data, output: str | os.PathLike[str], engine: EngineConfig,
@@ -239,12 +253,14 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
             source = data  # type: ignore[assignment]
         else:
             assert scratch is not None
+            records: Iterable[dict[str, Any]]
             if isinstance(data, Corpus):
                 records = [{**{k: v[j] for k, v in data.fields.items()}, "id": i, "text": t}
                            for j, (i, t) in enumerate(zip(data.ids, data.texts))]
                 read = ReadConfig(max_chars=read.max_chars)
-            else:
-                records, read = _python_input(data, read)  # type: ignore[arg-type]
+            else:  # the ids as given (an int stays a JSON number, read back as its str, mapped back by the result)
+                keep = (config.cluster.representative_field,) if config.cluster.representative_field else ()
+                records, read = data.records(keep), data.read_config(read)
             source = scratch / "input.jsonl"
             with open(source, "w", encoding="utf-8") as fh:
                 for rec in records:
@@ -268,7 +284,7 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
+def match(queries: Data, corpus: Data, output: str | os.PathLike[str] | None = None,
           method: str | None = None, threshold: float | None = None,
           config: DedupConfig | str | os.PathLike[str] | None = None, *, overwrite: bool = False,
           group_field: str | None = None, read: ReadConfig | None = None, text_field: str | None = None,
@@ -277,20 +293,34 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
     """For each document of ``queries`` (e.g. a test set, read whole), its near-duplicates in ``corpus``
     (e.g. a training set, streamed batch by batch); returns a :class:`MatchResult` (written to ``output``).
 
-    ``group_field`` names a query field saying which query set a document belongs to; the leaked
-    fraction is reported per set. Outputs are checked before any work as :func:`dedup` checks its own.
+    Either may be a path or any Python object :func:`dedup` takes (a corpus object is cut into batches in
+    memory), ids as :func:`dedup` reads them; ``result.clean(queries)`` gives the queries without a duplicate
+    in the corpus, as the same kind of object. ``group_field`` names a query field saying which query set a
+    document belongs to; the leaked fraction is reported per set. Outputs are checked before any work as
+    :func:`dedup` checks its own.
+
+    >>> found = match(["Stocks rose in Tokyo on Monday.", "A dog barked."], ["stocks rose in tokyo on monday"])
+    >>> found.matches(), found.clean(["Stocks rose in Tokyo on Monday.", "A dog barked."])
+    ([(0, 0, 1.0)], ['A dog barked.'])
     """
     from neardup.io.write import check_outputs
     from neardup.matching import match as run_match
     from neardup.results import MATCH_FILES
 
+    read_cfg = make_read(read, text_field=text_field, id_field=id_field)
+    inputs = []
+    for data in (queries, corpus):
+        _check_data(data)
+        if _is_path(data):
+            inputs.append(data)
     if output is not None:
         check_outputs(files=[Path(output) / name for name in MATCH_FILES], folders=[output],
-                      inputs=[queries, corpus], overwrite=overwrite)
+                      inputs=inputs, overwrite=overwrite)
 
     cfg = make_config(method, threshold, config, **stage_options)
-    return run_match(queries, corpus, output, cfg, group_field=group_field,
-                     read=make_read(read, text_field=text_field, id_field=id_field), batch_docs=batch_docs,
+    given = _id_field(id_field, read)
+    q, c = (x if _is_path(x) else _python_input(x, read_cfg, given) for x in (queries, corpus))
+    return run_match(q, c, output, cfg, group_field=group_field, read=read_cfg, batch_docs=batch_docs,
                      progress=progress)
 
 

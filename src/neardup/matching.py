@@ -12,7 +12,8 @@ as the method says (sharing ``min_shared`` key tables, passing its own filter), 
 when the query is among the corpus document's ``k`` nearest with cosine >= the threshold. Weighted
 scores take their IDF weights from the query collection (a corpus shingle unseen there counts as
 df = 1), which keeps every batch's scores independent of the others. Output: ``matches.parquet``
-(query_id, corpus_id, score) and ``summary.json`` with the leaked fraction per query set.
+(query_id, corpus_id, score) and ``summary.json`` with the leaked fraction per query set. Either side may be
+a Python input's :class:`~neardup.io.frames.Rows` (read whole, the corpus then cut into batches in memory).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from neardup.calibrate import resolve
 from neardup.candidates.crossindex import KeyIndex
 from neardup.cluster import passes
 from neardup.config import ConfigError, DedupConfig, ReadConfig
+from neardup.io.frames import Rows
 from neardup.io.read import InputError, iter_batches, read_corpus
 from neardup.jit import pays
 from neardup.methods.base import KeyedMethod, Method, Representation, VectorMethod
@@ -172,7 +174,8 @@ class _VectorProbe:
         return q[keep], p[keep], s[keep], int(q.size)
 
 
-def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
+def match(queries: str | os.PathLike[str] | Rows, corpus: str | os.PathLike[str] | Rows,
+          output: str | os.PathLike[str] | None = None,
           config: DedupConfig | None = None, *, group_field: str | None = None, read: ReadConfig | None = None,
           batch_docs: int = 5000, progress: bool = False) -> MatchResult:
     """Find, for every query document, the corpus documents that are near-duplicates of it.
@@ -182,7 +185,8 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
     With ``output``, ``matches.parquet`` and ``summary.json`` are written there.
     """
     read = read or ReadConfig()
-    qcorpus = read_corpus(queries, read, label_field=group_field)
+    qcorpus = (queries.corpus(read, label_field=group_field) if isinstance(queries, Rows)
+               else read_corpus(queries, read, label_field=group_field))
     cfg = resolve(config or DedupConfig(), qcorpus.texts)
     method: Method = methods.get(cfg)
     if not method.matchable:
@@ -197,7 +201,8 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
     out_s: list[np.ndarray] = []
     n_corpus = n_candidates = 0
     bar = progress_bar(progress, desc="matching corpus", unit="doc", leave=False)
-    for batch in iter_batches(corpus, read, batch_docs):
+    batches = corpus.batches(read, batch_docs) if isinstance(corpus, Rows) else iter_batches(corpus, read, batch_docs)
+    for batch in batches:
         n_corpus += len(batch)
         rep = method.represent([d.text for d in batch], read.max_chars)
         q, p, s, n_cand = probe.matches(rep)
@@ -208,17 +213,25 @@ def match(queries: str | os.PathLike[str], corpus: str | os.PathLike[str], outpu
         bar.update(len(batch))
     bar.close()
     if n_corpus == 0:
-        raise InputError(corpus, None, "no documents found (empty input)")
+        raise InputError(_name(corpus), None, "no documents found (empty input)")
     q_idx = np.concatenate(out_q) if out_q else _EMPTY
     scores = np.concatenate(out_s) if out_s else np.empty(0, dtype=np.float64)
     params = method.describe()
     if isinstance(probe, _VectorProbe):
         params["k"] = probe.k
-    result = _result(qcorpus.ids, qcorpus.labels if group_field else None, queries, corpus, q_idx, out_c, scores,
-                     n_corpus, n_candidates, time.perf_counter() - t_start, params)
+    result = _result(qcorpus.ids, qcorpus.labels if group_field else None, _name(queries), _name(corpus), q_idx,
+                     out_c, scores, n_corpus, n_candidates, time.perf_counter() - t_start, params)
+    result.typed(queries.public_ids() if isinstance(queries, Rows) else None,
+                 corpus.public_ids() if isinstance(corpus, Rows) else None)
+    result.read_as = (read.text_field, queries.id_field if isinstance(queries, Rows) else read.id_field, read.on_error)
     if output is not None:
         result.write(output)
     return result
+
+
+def _name(data: str | os.PathLike[str] | Rows) -> str:
+    """A path as given; a Python input by its kind (``pandas DataFrame``)."""
+    return f"<{data.name}>" if isinstance(data, Rows) else str(data)
 
 
 def _result(query_ids: list[str], groups: list[str | None] | None, queries: str | os.PathLike[str],

@@ -2,9 +2,11 @@
 :class:`MatchResult` (queries against a corpus).
 
 Owns the result types, their views (groups, representatives, pairs by id, a pair's evidence, the texts
-of documents) and their files; must not compute them. A result written by a chunked engine is read from
-its output folder when first asked for; :meth:`DedupResult.load` opens any output folder, and refuses one
-whose files were written by different runs (:func:`check_same_run`).
+of documents, the kept and removed rows of the input: ``selected``, ``duplicates``) and their files; must not
+compute them. A Python input's ids keep their type in every view (its files name documents by ``str(id)``).
+A result written by a chunked engine is read from its output folder when first asked for;
+:meth:`DedupResult.load` opens any output folder, and refuses one whose files were written by different runs
+(:func:`check_same_run`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from neardup.audit import ClusterView
+    from neardup.io.frames import Rows
 
 CLUSTER_COLUMNS: tuple[str, ...] = ("id", "kept", "copy_of", "score", "cluster", "cluster_size", "is_representative",
                                     "oversized", "length")
@@ -73,6 +76,22 @@ def check_same_run(outdir: str | os.PathLike[str], run_id: str | None, names: It
                             f"{others} (a run replacing it was stopped); re-run with --overwrite")
 
 
+def _file_rows(source: str, text_field: str, id_field: str, on_error: str) -> Rows:
+    """The records of an input file read back whole, as the :class:`~neardup.io.frames.Rows` of an Arrow table
+    (what ``selected`` and ``clean`` give for a path)."""
+    import pyarrow as pa
+
+    from neardup.io.frames import rows_of
+    from neardup.io.read import iter_records, source_exists
+
+    if not source_exists(source):
+        raise ValueError(f"{source}: the input of this run is not there any more; say where it is now "
+                         "(DedupResult.load(outdir, source=...))")
+    skipped: list[dict[str, Any]] | None = [] if on_error == "skip" else None
+    table = pa.Table.from_pylist([rec for _, rec in iter_records(source, skipped=skipped)])
+    return rows_of(table, text_field=text_field, id_field=id_field, check=False)
+
+
 def _loaded(attr: str, doc: str) -> Any:
     """A read-only property of a result that reads its output folder first, if it has not yet."""
 
@@ -92,10 +111,16 @@ class DedupResult:
     the result was written to, if any. :meth:`evidence` tells why each pair matched; :meth:`cluster`
     gathers a cluster's documents, texts and evidence for reading.
 
+    A Python input's ids keep their type in every view (a list of texts' are its row numbers); :attr:`ids`
+    names documents as the files do (``str(id)``). :attr:`selected` and :attr:`duplicates` give the input's kept
+    and removed rows as the same kind of object as the input.
+
     >>> import neardup
     >>> r = neardup.dedup(["the cat sat on the mat", "The cat sat on the mat!", "a dog"])
     >>> r.groups(), r.representatives
-    ([['0', '1']], ['1', '2'])
+    ([[0, 1]], [1, 2])
+    >>> r.duplicates
+    [{'id': 0, 'text': 'the cat sat on the mat', 'copy_of': 1, 'score': 1.0}]
     """
 
     def __init__(self, ids: list[str] | None = None, clusters: Clusters | None = None,
@@ -117,6 +142,18 @@ class DedupResult:
         self.run_id: str | None = None
         self._scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates at or above the floor
         self._lengths: np.ndarray | None = None  # characters of each text: the order of the decisions
+        self._input: Rows | None = None  # a Python input's rows: ``selected``, ``duplicates``
+        self._public: Callable[[str], Any] | None = None  # a document's name (str) -> its id as given (None: same)
+
+    def set_input(self, rows: Rows) -> None:
+        """Keep the Python input this result was made from: its ids as given (an int stays an int in every view)
+        and its rows, which :attr:`selected` and :attr:`duplicates` select from."""
+        self._input, self._public = rows, rows.public_ids()
+
+    def _typed(self, names: Iterable[str]) -> list[Any]:
+        """Documents' ids as given, from their names (``str(id)``) in the run."""
+        public = self._public
+        return list(names) if public is None else [None if n is None else public(n) for n in names]
 
     @classmethod
     def from_output(cls, outdir: str | os.PathLike[str], summary: dict[str, Any], source: str | None = None,
@@ -192,7 +229,7 @@ class DedupResult:
         >>> texts = ["Oil rose on Monday in London after the OPEC meeting", "Oil rose on Monday in London after the OPEC talks"]
         >>> r = neardup.dedup(texts, method="minhash", verify__score="overlap", shingle__n=2)
         >>> r.scores.round(3).tolist(), r.rethreshold(0.9).groups(), r.rethreshold(0.5).groups()
-        ([0.889], [], [['0', '1']])
+        ([0.889], [], [[0, 1]])
         """
         import time
 
@@ -229,6 +266,7 @@ class DedupResult:
         out.on_error = self.on_error
         out.keep_scored(left, right, scores, lengths)
         out._texts = self._texts
+        out._input, out._public = self._input, self._public
         return out
 
     def keep_texts(self, texts: Sequence[str], views: list[tuple[str, np.ndarray]]) -> None:
@@ -276,31 +314,35 @@ class DedupResult:
     scores = _loaded("_scores", "Score of each verified pair.")
 
     @property
-    def cluster_ids(self) -> list[str]:
+    def cluster_ids(self) -> list[Any]:
         """For each document, the id of its cluster's representative (the cluster id)."""
         ids = self.ids
-        return [ids[i] for i in self.clusters.labels]
+        return self._typed(ids[i] for i in self.clusters.labels)
 
     @property
-    def representatives(self) -> list[str]:
+    def representatives(self) -> list[Any]:
         """Ids of the documents kept: one per cluster, chosen by the cluster's representative policy
         (by default the longest text, then the first seen)."""
         ids = self.ids
-        return [ids[i] for i in np.flatnonzero(self.clusters.is_representative)]
+        return self._typed(ids[i] for i in np.flatnonzero(self.clusters.is_representative))
 
-    def pairs_by_id(self) -> list[tuple[str, str, float]]:
+    def pairs_by_id(self) -> list[tuple[Any, Any, float]]:
         """Verified duplicate pairs as (left id, right id, score)."""
         ids = self.ids
-        return [(ids[a], ids[b], float(s)) for a, b, s in zip(self.left, self.right, self.scores)]
+        left, right = self._typed(ids[a] for a in self.left), self._typed(ids[b] for b in self.right)
+        return [(a, b, float(s)) for a, b, s in zip(left, right, self.scores)]
 
-    def groups(self) -> list[list[str]]:
-        """Clusters with more than one document, as lists of ids (largest first)."""
-        out: dict[int, list[str]] = {}
+    def groups(self) -> list[list[Any]]:
+        """Clusters with more than one document, as lists of ids in input order (largest first; then by the
+        first id, or for a Python input's ids, by the first one's row)."""
+        out: dict[int, list[int]] = {}
         ids, clusters = self.ids, self.clusters
         for i, label in enumerate(clusters.labels):
             if clusters.sizes[i] > 1:
-                out.setdefault(int(label), []).append(ids[i])
-        return sorted(out.values(), key=lambda g: (-len(g), g[0]))
+                out.setdefault(int(label), []).append(i)
+        if self._public is None:
+            return sorted(([ids[i] for i in g] for g in out.values()), key=lambda g: (-len(g), g[0]))
+        return [self._typed(ids[i] for i in g) for g in sorted(out.values(), key=lambda g: (-len(g), g[0]))]
 
     @property
     def has_evidence(self) -> bool:
@@ -336,9 +378,10 @@ class DedupResult:
         """
         return self.evidence_table().to_pylist()
 
-    def texts(self, ids: Iterable[str]) -> dict[str, str]:
-        """The texts of documents ``ids`` (held by a run made in memory, else read again from the input)."""
-        wanted = set(ids)
+    def texts(self, ids: Iterable[Any]) -> dict[str, str]:
+        """The texts of documents ``ids`` (held by a run made in memory, else read again from the input), by
+        their names (``str(id)``)."""
+        wanted = {doc_id if isinstance(doc_id, str) else str(doc_id) for doc_id in ids}
         if self._texts is not None:
             return {doc_id: self._texts[i] for i, doc_id in enumerate(self.ids) if doc_id in wanted}
         if self.source is None:
@@ -353,13 +396,55 @@ class DedupResult:
         return read_texts(self.source, wanted, ReadConfig(id_field=self.id_field, text_field=self.text_field,
                                                           on_error="skip"))
 
-    def cluster(self, key: str, max_docs: int | None = None) -> ClusterView:
+    def cluster(self, key: Any, max_docs: int | None = None) -> ClusterView:
         """The cluster named ``key`` (a cluster id, or the id of any of its documents) for reading: its
         documents with their texts, the representative first, and its pairs' evidence (see
         :func:`neardup.audit.cluster_view`)."""
         from neardup.audit import cluster_view
 
-        return cluster_view(self, key, max_docs=max_docs)
+        return cluster_view(self, key if isinstance(key, str) else str(key), max_docs=max_docs)
+
+    def _input_rows(self) -> Rows:
+        """The input's rows: the Python object the run was made from, or its input file read back whole."""
+        if self._input is None:
+            if self.source is None:
+                raise ValueError("the input is not at hand: this result was loaded from its output folder without "
+                                 "it (DedupResult.load(outdir, source=...)), or made from a Corpus")
+            self._input = _file_rows(self.source, self.text_field, self.id_field, self.on_error)
+        return self._input
+
+    @property
+    def selected(self) -> Any:
+        """The input's kept rows (one per cluster, singletons included), in input order, every column kept, as the
+        same kind of object as the input: a list of texts or of records, a pandas or polars DataFrame, an Arrow
+        Table (also for an Arrow Dataset), a ``datasets.Dataset``. For a path, the kept records read back as an
+        Arrow Table (``write_kept`` streams them to a file instead).
+
+        >>> import neardup, pandas as pd
+        >>> df = pd.DataFrame({"text": ["a cat sat on the mat", "A cat sat on the mat!", "a dog"], "n": [1, 2, 3]})
+        >>> neardup.dedup(df).selected
+                            text  n
+        1  A cat sat on the mat!  2
+        2                  a dog  3
+        """
+        rows, ids = self._input_rows(), self.ids
+        return rows.take([rows.row_of(ids[i]) for i in np.flatnonzero(self.clusters.is_representative)])
+
+    @property
+    def duplicates(self) -> Any:
+        """The input's removed rows, in input order, as :attr:`selected` gives the kept ones, with two columns
+        more: ``copy_of``, the id of the kept document each is a copy of, and ``score``, their pair's score (null
+        where a graph algorithm joined them through others); ``neardup_copy_of`` / ``neardup_score`` where the
+        input has columns of those names. A list of texts gives records ``{id, text, copy_of, score}``.
+        """
+        rows, ids = self._input_rows(), self.ids
+        clusters = self.clusters
+        removed = np.flatnonzero(~clusters.is_representative)
+        link = clusters.link_scores_of(0, len(ids))
+        labels = clusters.labels
+        copy_of = [ids[labels[i]] for i in removed]
+        scores = [None if np.isnan(link[i]) else float(link[i]) for i in removed]
+        return rows.take_linked([rows.row_of(ids[i]) for i in removed], self._typed(copy_of), scores)
 
     def write(self, outdir: str | os.PathLike[str]) -> None:
         """Write clusters.parquet, pairs.parquet, summary.json and (unless evidence was turned off)
@@ -375,7 +460,7 @@ class DedupResult:
             return
         run_id = new_run_id()
         ids = self.ids
-        cluster_ids = self.cluster_ids
+        cluster_ids = [ids[i] for i in self.clusters.labels]  # names, as the files hold them
         evidence = self.evidence_table() if self.has_evidence else None  # read before any file is replaced
         begin_outputs(out)
         write_table(out / "clusters.parquet", self.decision_columns(ids, cluster_ids), run_id=run_id)
@@ -414,7 +499,7 @@ class DedupResult:
             "kept": kept,
             "copy_of": with_nulls(arrow_array([ids[lab] for lab in labels], type=None), ~kept),
             "score": with_nulls(arrow_array(np.nan_to_num(link)), ~np.isnan(link)),
-            "cluster": self.cluster_ids if cluster_ids is None else cluster_ids,
+            "cluster": [ids[lab] for lab in labels] if cluster_ids is None else cluster_ids,
             "cluster_size": clusters.sizes.astype(np.int64),
             "is_representative": kept,
             "oversized": clusters.oversized,
@@ -428,11 +513,12 @@ class DedupResult:
 
         >>> import neardup
         >>> neardup.dedup(["the cat sat on the mat", "The cat sat on the mat!", "a dog"]).decisions[0]
-        {'id': '0', 'kept': False, 'copy_of': '1', 'score': 1.0}
+        {'id': 0, 'kept': False, 'copy_of': 1, 'score': 1.0}
         """
         cols = self.decision_columns()
+        ids, copy_of = self._typed(cols["id"]), self._typed(cols["copy_of"].to_pylist())
         return [{"id": i, "kept": k, "copy_of": c, "score": s} for i, k, c, s in
-                zip(cols["id"], cols["kept"].tolist(), cols["copy_of"].to_pylist(), cols["score"].to_pylist())]
+                zip(ids, cols["kept"].tolist(), copy_of, cols["score"].to_pylist())]
 
     def _copy_output(self, out: Path) -> None:
         """Copy this result's output folder (not read yet) into ``out``: its files as they are (one run's,
@@ -459,7 +545,8 @@ class DedupResult:
         from neardup.io.write import check_outputs
 
         if self.source is None:
-            raise ValueError("write_kept needs the input file: this result was made from Python objects")
+            raise ValueError("write_kept needs the input file: this result was made from Python objects "
+                             "(result.selected gives their kept rows)")
         check_outputs(files=[path], inputs=[self.source], overwrite=overwrite)
         if self.output is not None and self._loader is not None:  # not loaded: read only what is kept
             check_same_run(self.output, self.run_id, RUN_FILES[:1])
@@ -477,15 +564,56 @@ class MatchResult:
     """Each query's near-duplicates in a corpus: ``matches.parquet`` (query_id, corpus_id, score) and a
     summary with the leaked fraction per query set.
 
-    ``query_ids``/``corpus_ids``/``scores`` list the matches, ordered by query then corpus order.
+    ``query_ids``/``corpus_ids``/``scores`` list the matches, ordered by query then corpus order; a Python
+    input's ids keep their type (a list of texts' are its row numbers). :meth:`clean` gives the queries without
+    a duplicate in the corpus.
     """
 
-    def __init__(self, query_ids: list[str], corpus_ids: list[str], scores: np.ndarray, summary: dict[str, Any],
-                 output: str | os.PathLike[str] | None = None, queries: list[str] | None = None) -> None:
+    def __init__(self, query_ids: list[Any], corpus_ids: list[Any], scores: np.ndarray, summary: dict[str, Any],
+                 output: str | os.PathLike[str] | None = None, queries: list[Any] | None = None) -> None:
         self.query_ids, self.corpus_ids, self.scores = query_ids, corpus_ids, scores
         self.summary = summary
         self.output = Path(output) if output is not None else None
         self.queries = queries  # every query's id, in input order (None: only the matched ones are known)
+        #: How the queries were read (text field, id field: None for a Python input's ``id`` or row numbers, error
+        #: policy): :meth:`clean` reads the queries it is given the same way.
+        self.read_as: tuple[str, str | None, str] = ("text", None, "raise")
+
+    def typed(self, queries: Callable[[str], Any] | None, corpus: Callable[[str], Any] | None) -> None:
+        """Give the ids as the inputs had them: ``queries`` / ``corpus`` map a document's name in the run
+        (``str(id)``) to its id (None: the same)."""
+        if queries is not None:
+            self.query_ids = [queries(q) for q in self.query_ids]
+            if self.queries is not None:
+                self.queries = [queries(q) for q in self.queries]
+        if corpus is not None:
+            self.corpus_ids = [corpus(c) for c in self.corpus_ids]
+
+    def clean(self, queries: Any) -> Any:
+        """The queries (as given to :func:`neardup.match`: the same object, or the same file) with no duplicate in
+        the corpus, in input order, as the same kind of object (a path gives an Arrow Table of its records);
+        other queries than those matched are a ValueError.
+
+        >>> import neardup
+        >>> qs = ["the cat sat on the mat today", "a dog barked at the moon"]
+        >>> neardup.match(qs, ["The cat sat on the mat today!"], method="minhash").clean(qs)
+        ['a dog barked at the moon']
+        """
+        from neardup.io.frames import rows_of
+
+        text_field, id_field, on_error = self.read_as
+        if isinstance(queries, (str, os.PathLike)):
+            rows = _file_rows(str(queries), text_field, id_field or "id", on_error)
+        else:
+            rows = rows_of(queries, text_field=text_field, id_field=id_field, check=False)
+        names = [str(v) for v in rows.ids]
+        leaked = {str(q) for q in self.query_ids}
+        matched = {str(q) for q in self.queries} if self.queries is not None else None
+        if matched is not None and (len(matched) != len(set(names) & matched)):
+            raise ValueError(f"these are not the queries matched: {len(matched)} were, "
+                             f"{len(set(names) & matched)} of these {len(names)} are among them")
+        return rows.take([row for row, name in enumerate(names)
+                          if name not in leaked and (matched is None or name in matched)])
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
@@ -522,8 +650,9 @@ class MatchResult:
 
         run_id = new_run_id()
         out = begin_outputs(outdir)
-        write_table(out / MATCH_FILES[0], {"query_id": self.query_ids, "corpus_id": self.corpus_ids,
-                                              "score": np.asarray(self.scores, dtype=np.float64)}, run_id=run_id)
+        write_table(out / MATCH_FILES[0], {"query_id": [str(q) for q in self.query_ids],
+                                           "corpus_id": [str(c) for c in self.corpus_ids],
+                                           "score": np.asarray(self.scores, dtype=np.float64)}, run_id=run_id)
         write_json(out / "summary.json", {**self.summary, SUMMARY_RUN_ID: run_id})
         self.output = out
 

@@ -133,7 +133,7 @@ def test_python_input_runs_on_a_chunked_engine_too():
              "The weather service warned of storms along the northern coast.", ""]
     ref = neardup.dedup(texts)
     got = neardup.dedup(texts, engine=_engine("local"))
-    assert got.groups() == ref.groups() == [["0", "1"]]
+    assert got.groups() == ref.groups() == [[0, 1]]
     assert got.summary["input"] == ref.summary["input"] == "<memory>"
     assert got.output is None and got.summary["n_empty_docs"] == 1
     records = [{"doc": f"d{i}", "body": t} for i, t in enumerate(texts)]

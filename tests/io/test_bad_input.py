@@ -136,7 +136,7 @@ def test_a_lone_surrogate_is_an_error_naming_file_line_and_field(tmp_path, field
 
 
 def test_a_lone_surrogate_in_python_input_is_an_input_error():
-    with pytest.raises(InputError, match="line 2, field 'text': .*surrogate"):
+    with pytest.raises(InputError, match="row 1, field 'text': .*surrogate"):
         neardup.dedup(["fine text", "bad \udc80 text"])
 
 

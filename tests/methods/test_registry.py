@@ -92,10 +92,10 @@ def test_a_method_is_added_by_registering_a_class(monkeypatch):
     monkeypatch.setitem(methods._REGISTRY, "prefix", Prefix)
     texts = ["a b c d e f", "a b c d x y", "q r s t u v w x"]
     result = neardup.dedup(texts, method="prefix")
-    assert result.groups() == [["0", "1"]]
+    assert result.groups() == [[0, 1]]
     assert result.summary["params"]["method"] == "prefix" and result.summary["params"]["verify"]["score"] == "overlap"
     assert neardup.dedup(texts, method="prefix", engine=neardup.EngineConfig(name="local", workers=1)).groups() == \
-        [["0", "1"]]
+        [[0, 1]]
     assert isinstance(methods.get(DedupConfig(method="prefix")), Method)
 
 
