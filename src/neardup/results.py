@@ -227,7 +227,8 @@ class DedupResult:
 
         >>> import neardup
         >>> texts = ["Oil rose on Monday in London after the OPEC meeting", "Oil rose on Monday in London after the OPEC talks"]
-        >>> r = neardup.dedup(texts, method="minhash", verify__score="overlap", shingle__n=2)
+        >>> r = neardup.dedup(texts, method="minhash", verify__score="overlap", shingle__n=2,
+        ...                   engine=neardup.EngineConfig(score_ceiling=None))  # any threshold up to 1 (default: 1.25x)
         >>> r.scores.round(3).tolist(), r.rethreshold(0.9).groups(), r.rethreshold(0.5).groups()
         ([0.889], [], [[0, 1]])
         """
