@@ -58,7 +58,19 @@ def make_read(read: ReadConfig | None = None, **fields: Any) -> ReadConfig:
 
 
 def _is_path(data: Any) -> bool:
-    return isinstance(data, (str, os.PathLike))
+    """Whether ``data`` names files: a path, URL or glob, :class:`~neardup.io.sources.Sources`, or a list whose
+    items are all ``os.PathLike`` (``[Path("a.jsonl"), Path("b.jsonl")]``: read as one corpus; a list of ``str``
+    is texts)."""
+    from neardup.io.sources import is_sources
+
+    return is_sources(data)
+
+
+def _source(data: Any) -> Any:
+    """What a result keeps to read its input again: the path as given (a str), or the files of several."""
+    from neardup.io.sources import Sources
+
+    return data if isinstance(data, Sources) else str(data)
 
 
 def _id_field(id_field: str | None, read: ReadConfig | None) -> str | None:
@@ -122,6 +134,10 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     written is an :class:`~neardup.io.write.OutputError`. ``read`` (or ``text_field``, ``id_field``,
     ``on_error``) says how records become documents.
 
+    Files: a path, a folder (of ``.txt`` files, or of data files: shards), a glob (``"data/*.jsonl"``) or a URL;
+    several as one corpus: a list of ``pathlib.Path`` (every item ``os.PathLike``: a list of ``str`` is texts) or
+    a :class:`~neardup.io.sources.Sources`. Without an ``id`` field in a file's records their ids are row numbers.
+
     A Python object's ids are its ``id_field`` column's values, of their own type (without ``id_field``: the row
     numbers, 0, 1, ...; records keep their ``id`` key where they have one); ``result.selected`` gives its kept
     rows and ``result.duplicates`` the others, as the same kind of object (:mod:`neardup.io.frames`). A null
@@ -139,6 +155,10 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     if all_pairs is not None:
         eng = eng.replace(all_pairs=all_pairs)
     _check_data(data)
+    if isinstance(data, (list, tuple)) and _is_path(data):  # several files: one corpus
+        from neardup.io.read import resolve_sources
+
+        data = resolve_sources(data, read_cfg.encoding)
     if not (_is_path(data) or isinstance(data, Corpus)):
         data = _python_input(data, read_cfg, _id_field(id_field, read))
     if output is not None:  # the output folder locked for the run (its checks first, see output_lock)
@@ -160,7 +180,7 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
 def _dedup(data: Data, cfg: DedupConfig, eng: EngineConfig, read_cfg: ReadConfig,
            output: str | os.PathLike[str] | None) -> DedupResult:
     """:func:`dedup` once its settings and outputs are checked (a Python input already its :class:`Rows`)."""
-    source = str(data) if _is_path(data) else None
+    source = _source(data) if _is_path(data) else None
     if eng.name == "memory":
         from neardup.engine.memory import run_memory
 
@@ -270,7 +290,7 @@ def _run_sharded(data: Data, config: DedupConfig, engine: EngineConfig, read: Re
         if not _is_path(data):
             run.source_name = "<memory>"
         summary = run.run()
-        result = DedupResult.from_output(outdir, summary, source=str(data) if _is_path(data) else None,
+        result = DedupResult.from_output(outdir, summary, source=_source(data) if _is_path(data) else None,
                                          id_field=read.id_field, text_field=read.text_field, run_id=run.run_id)
         result.on_error = read.on_error
         if output is None:

@@ -60,8 +60,9 @@ def _is_int(x: Any) -> bool:
 class ReadConfig:
     """How input records become documents: which fields hold the id and the text, and what a bad record does.
 
-    ``on_error="skip"`` skips a bad record (listed in the summary) instead of stopping; ``max_chars``:
-    characters of a text that are compared.
+    ``on_error="skip"`` skips a bad record (listed in the summary) instead of stopping, and replaces bytes
+    that are not valid text (U+FFFD); ``max_chars``: characters of a text that are compared; ``encoding``:
+    the encoding of texts that are not valid UTF-8 (:mod:`neardup.io.read`).
 
     >>> ReadConfig(text_field="body").replace(on_error="skip").on_error
     'skip'
@@ -71,8 +72,15 @@ class ReadConfig:
     id_field: str = "id"
     on_error: str = "raise"
     max_chars: int = DEFAULT_MAX_CHARS
+    encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
+        import codecs
+
+        try:
+            codecs.lookup(self.encoding)
+        except (LookupError, TypeError):
+            raise ConfigError(f"encoding: unknown encoding {self.encoding!r} (e.g. utf-8, cp1252, latin-1)") from None
         for name in ("text_field", "id_field"):
             _check(isinstance(getattr(self, name), str) and bool(getattr(self, name)),
                    f"{name} must be a non-empty string, got {getattr(self, name)!r}")

@@ -27,6 +27,12 @@ class Silent:
     def set_postfix(self, *args: Any, **kwargs: Any) -> None:
         """Nothing."""
 
+    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing."""
+
+    def reset(self, total: float | None = None) -> None:
+        """Nothing."""
+
     def close(self) -> None:
         """Nothing."""
 
@@ -50,4 +56,40 @@ def progress_bar(shown: bool, **kwargs: Any) -> Any:
     return tqdm(**kwargs)
 
 
-__all__ = ["Silent", "progress_bar"]
+class ReadBar:
+    """A bar over the bytes an input has been read to (its total: the input's size, so tqdm shows a rate and an
+    ETA), with the documents done beside: :meth:`update` counts documents and moves the bar to ``position()``.
+
+    >>> pos = [0]
+    >>> bar = ReadBar(Silent(), lambda: pos[0]); pos[0] = 512; bar.update(3); bar.docs
+    3
+    """
+
+    def __init__(self, bar: Any, position: Any) -> None:
+        self.bar = bar
+        self.position = position
+        self.docs = 0
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more documents done; the bar at the bytes read so far."""
+        self.docs += n
+        if isinstance(self.bar, Silent):
+            return
+        self.bar.set_postfix_str(f"{self.docs:,} docs", refresh=False)
+        self.bar.update(max(0, self.position() - self.bar.n))
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        self.bar.set_postfix(*args, **kwargs)
+
+    def close(self) -> None:
+        """Close the bar."""
+        self.bar.close()
+
+    def __enter__(self) -> ReadBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["ReadBar", "Silent", "progress_bar"]

@@ -189,7 +189,8 @@ class DedupResult:
         run_id = summary.get(SUMMARY_RUN_ID)
         check_same_run(out, run_id)
         named = summary.get("input")
-        given = str(source) if source is not None else (named if named and named != "<memory>" else None)
+        given = str(source) if source is not None else (named if named and named not in ("<memory>", "<stdin>")
+                                                         else None)
         read = summary.get("read") or {}
         return cls.from_output(out, summary, source=given, id_field=read.get("id_field", "id"),
                                text_field=read.get("text_field", "text"), run_id=run_id)
@@ -394,8 +395,9 @@ class DedupResult:
             raise ValueError(f"{self.source}: the input of this run is not there any more; say where it is now "
                              "(DedupResult.load(outdir, source=...), neardup show --input)")
 
+        encoding = (self.summary.get("read") or {}).get("encoding", "utf-8")  # of texts that are not UTF-8
         return read_texts(self.source, wanted, ReadConfig(id_field=self.id_field, text_field=self.text_field,
-                                                          on_error="skip"))
+                                                          on_error="skip", encoding=encoding))
 
     def cluster(self, key: Any, max_docs: int | None = None) -> ClusterView:
         """The cluster named ``key`` (a cluster id, or the id of any of its documents) for reading: its
@@ -538,7 +540,8 @@ class DedupResult:
 
     def write_kept(self, path: str | os.PathLike[str], drop_oversized: bool = False, overwrite: bool = False) -> int:
         """Copy the input records of the documents to keep (one per cluster; with ``drop_oversized`` none
-        of an oversized cluster) to ``path`` as JSONL, every field preserved; returns the count.
+        of an oversized cluster) to ``path``, every field preserved, in the format its name asks for (``.jsonl``,
+        ``.jsonl.gz``, ``.parquet``, ``.csv``: :func:`~neardup.io.keep.keep_format`); returns the count.
 
         ``path`` must not be the input, nor exist unless ``overwrite`` (:func:`~neardup.io.write.check_outputs`).
         """
@@ -558,7 +561,8 @@ class DedupResult:
                 keep = keep & ~self.clusters.oversized
             ids = self.ids
             kept = {ids[i] for i in np.flatnonzero(keep)}
-        return write_kept(self.source, kept, path, id_field=self.id_field, on_error=self.on_error)
+        return write_kept(self.source, kept, path, id_field=self.id_field, on_error=self.on_error,
+                          encoding=(self.summary.get("read") or {}).get("encoding"))
 
 
 class MatchResult:

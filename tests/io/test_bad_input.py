@@ -64,7 +64,6 @@ def test_cluster_labels_strings_integers_and_null_are_read(tmp_path):
 # ---- 2. --on-error skip skips line-level corruption --------------------------------------------
 BAD_LINES = [
     (b"not json at all", "not valid JSON"),
-    (b'{"id": "q", "text": "\xff\xfe broken"}', "invalid UTF-8"),
     (b"[1, 2, 3]", "expected a JSON object"),
     (b'"a string"', "expected a JSON object"),
     (b'{"id": "q", "text": "truncated', "not valid JSON"),
@@ -91,10 +90,22 @@ def test_skip_in_a_gzipped_file_and_a_csv_with_invalid_utf8(tmp_path):
     assert read_corpus(gz, on_error="skip").ids == ["a", "b"]
     csv = tmp_path / "d.csv"
     csv.write_bytes(b"id,text\na,one\nq,bad \xff byte\nb,two\n")
-    with pytest.raises(InputError, match=rf"^{csv}, line 3, field 'text': invalid UTF-8"):
+    with pytest.raises(InputError, match=rf"^{csv}, line 3, field 'text': invalid UTF-8 at byte 4 of the field \(0xff\)"):
         read_corpus(csv)
-    corpus = read_corpus(csv, on_error="skip")
-    assert corpus.ids == ["a", "b"] and [s["line"] for s in corpus.skipped] == [3]
+    corpus = read_corpus(csv, on_error="skip")  # issue 58: a bad byte is replaced, the row kept
+    assert corpus.ids == ["a", "q", "b"] and corpus.texts[1] == "bad \ufffd byte" and not corpus.skipped
+
+
+def test_an_invalid_utf8_jsonl_line_names_its_byte_or_with_skip_is_read_with_the_byte_replaced(tmp_path):
+    """Issue 58: a bad byte is an error naming file, line and byte offset; under on_error="skip" it is replaced
+    (U+FFFD) and the record kept (it was skipped whole)."""
+    p = _lines(tmp_path / "d.jsonl", '{"id": "a", "text": "one"}', b'{"id": "q", "text": "\xff\xfe broken"}',
+               '{"id": "b", "text": "two"}')
+    with pytest.raises(InputError, match=rf"^{p}, line 2: invalid UTF-8 at byte 21 of the line \(0xff\)"):
+        read_corpus(p)
+    corpus = read_corpus(p, on_error="skip")
+    assert corpus.ids == ["a", "q", "b"] and corpus.texts[1] == "\ufffd\ufffd broken" and not corpus.skipped
+    assert [d.text for b in iter_batches(p, ReadConfig(on_error="skip"), 10) for d in b][1] == "\ufffd\ufffd broken"
 
 
 def test_a_truncated_gzip_file_is_a_clear_error(tmp_path):
@@ -141,16 +152,21 @@ def test_a_lone_surrogate_in_python_input_is_an_input_error():
 
 
 # ---- 9. smaller ones ---------------------------------------------------------------------------
-def test_a_csv_without_the_id_column_lists_its_columns_and_suggests_id_field(tmp_path):
+def test_a_csv_without_a_named_column_lists_its_columns_and_suggests_the_option(tmp_path):
+    """Issue 58: without an ``id`` column the ids are row numbers; a column named (--id-field, --text-field)
+    that is not there is an error listing the columns."""
     p = _lines(tmp_path / "d.csv", "doc,body", "1,hello")
     with pytest.raises(InputError) as err:
-        read_corpus(p)
+        read_corpus(p, id_field="key")
     msg = str(err.value)
-    assert msg.startswith(f"{p}, line 1, field 'id': ") and "doc, body" in msg and "--id-field" in msg
+    assert msg.startswith(f"{p}, line 1, field 'key': ") and "doc, body" in msg and "--id-field" in msg
     with pytest.raises(InputError, match="--id-field"):  # skipping every row would hide it
-        read_corpus(p, on_error="skip")
+        read_corpus(p, id_field="key", on_error="skip")
     with pytest.raises(InputError, match=r"field 'text': .*doc, body.*--text-field"):
         read_corpus(p, id_field="doc")
+    with pytest.raises(InputError, match=r"field 'text': .*doc, body.*--text-field"):
+        read_corpus(p)
+    assert read_corpus(p, text_field="body").ids == ["0"]
 
 
 def test_a_folder_is_read_for_its_txt_files_only(tmp_path):
@@ -165,10 +181,11 @@ def test_a_folder_is_read_for_its_txt_files_only(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["local", "memory"])
-def test_a_txt_file_that_is_not_utf8_is_skipped_and_the_run_completes_with_evidence(tmp_path, engine):
+def test_a_txt_file_that_is_not_utf8_is_read_replaced_and_the_run_completes_with_evidence(tmp_path, engine):
     """Issue 55: with --on-error skip, a folder of .txt files with one that is not UTF-8 skipped it when read,
     then the evidence stage read the folder again and crashed on it, leaving clusters and pairs without a summary
-    (and the run again was refused). The file is a listed skip; the run completes, evidence included."""
+    (and the run again was refused). Issue 58: without skip the error names file, line and byte; with it the
+    bad bytes are replaced (U+FFFD), the file is read, and the run completes, evidence included."""
     from typer.testing import CliRunner
 
     from neardup.cli import app
@@ -180,14 +197,15 @@ def test_a_txt_file_that_is_not_utf8_is_skipped_and_the_run_completes_with_evide
         (folder / f"d{i}.txt").write_text(f"{body} ending {i}")
     (folder / "bad.txt").write_bytes(body.encode() + b" \xff\xfe")
     out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(out), "--engine", engine, "-q"])
+    assert res.exit_code == 2
+    assert f"{folder / 'bad.txt'}, line 1: invalid UTF-8 at byte {len(body) + 1} of the file (0xff)" in res.output
     res = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(out), "--engine", engine, "--on-error", "skip",
                                    "-q"])
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["n_docs"] == 4 and summary["n_duplicates"] == 3
-    assert [(s["file"], s["reason"]) for s in summary["skipped_records"]] == [
-        (str(folder / "bad.txt"), f"invalid UTF-8 at byte {len(body) + 1}")]
-    assert len(neardup.DedupResult.load(out).evidence()) == 3
+    assert summary["n_docs"] == 5 and summary["n_duplicates"] == 4 and summary["skipped_records"] == []
+    assert len(neardup.DedupResult.load(out).evidence()) == 4
     names = {p.name for p in out.iterdir()}
     assert {"clusters.parquet", "evidence.parquet", "pairs.parquet", "summary.json"} <= names
     assert not [n for n in names if n.startswith(".")]  # no work directory, temporary file or lock left

@@ -1,6 +1,7 @@
 """Property tests of the readers (issue 20): random JSONL and CSV files with random bad lines. Either the
 read stops with an error naming the first bad line, or, with ``on_error="skip"``, it returns exactly the
-good records, in order, and lists exactly the bad lines."""
+good records, in order, and lists exactly the bad lines. A line with bytes that are not UTF-8 is an error
+too, but with ``on_error="skip"`` it is read with them replaced (U+FFFD, issue 58), not skipped."""
 
 import csv
 import gzip
@@ -52,10 +53,18 @@ def _bad_jsonl_line(kind: str, text: str, earlier_ids: list[str]) -> bytes | Non
 def jsonl_files(draw):
     """(file bytes, good (id, text) in order, the line numbers of the bad lines)."""
     rows = draw(st.lists(st.tuples(st.sampled_from(["good", "good", "blank", "bad"]), TEXT, BAD_JSONL), max_size=25))
-    lines, good, bad, ids = [], [], [], []
+    lines, good, bad, ids, replaced = [], [], [], [], []
     for kind, text, bad_kind in rows:
         if kind == "blank":
             lines.append(draw(st.sampled_from([b"", b"   ", b"\t"])))
+            continue
+        if kind == "bad" and bad_kind == "not-utf8":  # an error, but read (its bytes replaced) when skipping
+            doc_id = f"d{len(lines)}"
+            good_line = json.dumps({"id": doc_id, "text": text}).encode()
+            lines.append(good_line[:-2] + b"\xff\xfe" + good_line[-2:])
+            replaced.append(len(lines))
+            good.append((doc_id, text + "\ufffd\ufffd"))
+            ids.append(doc_id)
             continue
         if kind == "bad":
             line = _bad_jsonl_line(bad_kind, text, ids)
@@ -71,16 +80,17 @@ def jsonl_files(draw):
     data = b"".join(line + b"\n" for line in lines)
     if draw(st.booleans()):
         data = b"\xef\xbb\xbf" + data  # a byte order mark changes nothing
-    return data, good, bad
+    return data, good, bad, replaced
 
 
-def _check(path, good, bad):
+def _check(path, good, bad, replaced=()):
     if good:
-        if bad:
+        if bad or replaced:
+            first = min([*bad, *replaced])
             try:
                 read_corpus(path)
             except InputError as err:
-                assert err.line == bad[0] and str(err).startswith(f"{path}, line {bad[0]}")
+                assert err.line == first and str(err).startswith(f"{path}, line {first}")
             else:
                 raise AssertionError("a bad line was read without an error")
         corpus = read_corpus(path, on_error="skip")
@@ -103,10 +113,10 @@ def _check(path, good, bad):
 @SETTINGS
 @given(case=jsonl_files(), gz=st.booleans())
 def test_jsonl_with_random_bad_lines_errors_on_the_first_or_skips_exactly_them(tmp_path_factory, case, gz):
-    data, good, bad = case
+    data, good, bad, replaced = case
     path = tmp_path_factory.mktemp("p") / ("d.jsonl.gz" if gz else "d.jsonl")
     path.write_bytes(gzip.compress(data) if gz else data)
-    _check(path, good, bad)
+    _check(path, good, bad, replaced)
 
 
 @st.composite
@@ -118,7 +128,7 @@ def csv_files(draw):
     writer.writerow(["id", "text", "extra"])
     chunks: list[bytes] = [out.getvalue().encode()]
     line = out.getvalue().count("\n")
-    good, bad = [], []
+    good, bad, replaced = [], [], []
     for i, (kind, text) in enumerate(rows):
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerow([f"r{i}", text] if kind == "short" else [f"r{i}", text, "x"])
@@ -127,20 +137,22 @@ def csv_files(draw):
             row = row[:-1] + b"\xff" + row[-1:]  # an undecodable byte in the last field
         line += out.getvalue().count("\n")
         chunks.append(row)
-        (bad if kind == "bad-utf8" else good).append(line if kind == "bad-utf8" else (f"r{i}", text))
+        if kind == "bad-utf8":  # an error, but read (its byte replaced) when skipping
+            replaced.append(line)
+        good.append((f"r{i}", text))
     data = b"".join(chunks)
     if draw(st.booleans()):
         data = b"\xef\xbb\xbf" + data
-    return data, good, bad
+    return data, good, bad, replaced
 
 
 @SETTINGS
 @given(case=csv_files())
 def test_csv_with_random_bad_rows_errors_on_the_first_or_skips_exactly_them(tmp_path_factory, case):
-    data, good, bad = case
+    data, good, bad, replaced = case
     path = tmp_path_factory.mktemp("c") / "d.csv"
     path.write_bytes(data)
-    _check(path, good, bad)
+    _check(path, good, bad, replaced)
 
 
 class _Str(str):
@@ -168,10 +180,14 @@ def test_records_are_checked_as_each_field_in_turn_would_be(rows):
     records = [{k: v for k, v in (("id", i), ("text", t), ("extra", e)) if v is not MISSING} for i, t, e in rows]
     expected: list = []
     seen: dict[str, int] = {}
+    numbered = bool(records) and "id" not in records[0]  # issue 58: no id in the first record: row numbers
     for line, rec in enumerate(records, start=1):
         try:
-            doc_id = str(_field(rec, "id", "<memory>", line, kinds=(str, int)))
-            text = _field(rec, "text", "<memory>", line, kinds=(str,))
+            if numbered and "id" in rec:
+                raise InputError("<memory>", line, "this record has an id, but the first record had none (its ids are "
+                                                   "row numbers): give every record an id, or none", "id")
+            doc_id = str(line - 1) if numbered else str(_field(rec, "id", "<memory>", line, kinds=(str, int), what="id"))
+            text = _field(rec, "text", "<memory>", line, kinds=(str,), what="text")
             if doc_id in seen:
                 raise InputError("<memory>", line, f"duplicate id {doc_id!r} (first seen on line {seen[doc_id]})", "id")
         except InputError as exc:

@@ -48,9 +48,11 @@ def report_skipped(n: int, where: Path | str) -> None:
         typer.echo(f"neardup: skipped {n} bad record{'s' if n != 1 else ''} (see {where})", err=True)
 
 
-def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = (), interrupted: str | None = None) -> Any:
+def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = (),
+          interrupted: str | Callable[[], str] | None = None) -> Any:
     """Run ``fn``; expected errors become one clear line and exit code 2 (never a traceback); Ctrl-C
-    (SIGINT) says what was interrupted (``interrupted``, see :func:`interrupted_run`) and exits 130.
+    (SIGINT) says what was interrupted (``interrupted``, or what it returns then, see :func:`interrupted_run`)
+    and exits 130.
 
     ``expected`` adds error types of a sub-command (e.g. a store error) to the usual ones.
     """
@@ -60,7 +62,8 @@ def guard(fn: Callable[[], Any], expected: tuple[type[BaseException], ...] = (),
     try:
         return fn()
     except KeyboardInterrupt:
-        typer.echo(f"neardup: interrupted: {interrupted or 'stopped before it finished'}", err=True)
+        said = interrupted() if callable(interrupted) else interrupted
+        typer.echo(f"neardup: interrupted: {said or 'stopped before it finished'}", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except (InputError, ConfigError, *expected) as exc:
         fail(str(exc))

@@ -62,7 +62,7 @@ def embed(
     guard(go)
 
 
-@with_options(READ_OPTIONS, "read_opts", exclude=("on_error",))
+@with_options(READ_OPTIONS, "read_opts", exclude=("on_error", "encoding"))
 def noise(
     input: Annotated[Path, typer.Argument(help="JSONL(.gz) of clean documents.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL of noisy copies (id, text, source_id, ops).")],

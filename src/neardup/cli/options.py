@@ -74,7 +74,8 @@ METHOD_OPTIONS: tuple[Option, ...] = (
 READ_OPTIONS: tuple[Option, ...] = (
     option("text_field", Optional[str], ("--text-field",), "Field holding the text (default text)."),
     option("id_field", Optional[str], ("--id-field",), "Field holding the document id (default id)."),
-    option("on_error", Optional[str], ("--on-error",), "raise | skip: what a bad record does (skips are listed in summary.json; default raise)."),
+    option("on_error", Optional[str], ("--on-error",), "raise | skip: what a bad record does (skips are listed in summary.json; default raise); skip also replaces bytes that are not text (U+FFFD)."),
+    option("encoding", Optional[str], ("--encoding",), "Encoding of texts that are not UTF-8, e.g. cp1252 or latin-1 (default utf-8): each JSONL or CSV line and each .txt file is read as UTF-8 where it is valid UTF-8, else in this encoding; a byte neither reads is an error naming file, line and byte offset."),
 )
 
 ENGINE_OPTIONS: tuple[Option, ...] = (
@@ -186,7 +187,7 @@ def read_config(values: dict[str, Any]) -> ReadConfig:
     return ReadConfig().replace(**{k: v for k, v in values.items() if v is not None})
 
 
-def engine_name(values: dict[str, Any], input: str | None = None) -> str:
+def engine_name(values: dict[str, Any], input: Any = None) -> str:
     """The engine the options name; where they name none: ``memory`` for a small input file that no other engine
     option was given for (:func:`neardup.api.small_input`), else ``local``."""
     if values.get("engine") is not None:

@@ -48,7 +48,7 @@ class LocalRun(ShardedRun):
     def map(self) -> int:
         """Stage 1: each batch represented by a worker process and written as a shard; returns the shard count."""
         t0 = time.perf_counter()
-        bar = self.bar(None, "reading + representing")
+        bar = self.read_bar()
         n_shards = 0
         pending: list[tuple[int, Future[dict[str, Any]]]] = []
         join = ShardJoin(self.wd)  # the join made as shards come back, in order (stage 2 names the files)

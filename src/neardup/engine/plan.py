@@ -10,8 +10,12 @@ import math
 import os
 from dataclasses import dataclass
 from stat import S_ISREG
+from typing import TYPE_CHECKING
 
 from neardup.config import EngineConfig
+
+if TYPE_CHECKING:
+    from neardup.io.sources import Sources
 
 # Measured working set of the map stage per document (text, tokens, shingle arrays), bytes.
 _BYTES_PER_DOC_IN_FLIGHT = 24_000
@@ -123,9 +127,10 @@ def starts_server_early(path: str | os.PathLike[str], engine: EngineConfig) -> b
 MEMORY_INPUT_BYTES = 1 << 20
 
 
-def runs_in_memory(path: str | os.PathLike[str]) -> bool:
+def runs_in_memory(path: str | os.PathLike[str] | Sources) -> bool:
     """Whether an input given no engine is small enough for the in-memory engine (:data:`MEMORY_INPUT_BYTES`):
-    a local, uncompressed JSONL or CSV file of at most that size. A folder, a URL, Parquet or gzip (which hold
+    a local, uncompressed JSONL or CSV file of at most that size (or several, :class:`~neardup.io.sources.Sources`,
+    of at most that size together). A folder, a URL, Parquet or gzip (which hold
     several times their size in text) and a path that cannot be read take the chunked engine, which says why.
 
     >>> import tempfile
@@ -137,7 +142,10 @@ def runs_in_memory(path: str | os.PathLike[str]) -> bool:
     (True, False, False, False)
     """
     from neardup.io.read import InputError, detect_format, is_url
+    from neardup.io.sources import Sources
 
+    if isinstance(path, Sources):  # several files: each one such a file, all of them within the size
+        return all(runs_in_memory(f) for f in path.files) and (path.total_bytes() or 0) <= MEMORY_INPUT_BYTES
     if is_url(path) or os.fspath(path).lower().endswith(".gz"):
         return False
     try:

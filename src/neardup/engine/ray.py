@@ -282,7 +282,7 @@ class RayRun(ShardedRun):
                 _map_batch, batch_size=self.plan.batch_docs, batch_format="pyarrow", fn_kwargs=kwargs)
             return ds.take_all()
 
-        bar = self.bar(None, "reading + representing")
+        bar = self.read_bar()
         done: list[dict[str, Any]] = []
         n_docs = 0
         refs: list[Any] = []

@@ -63,11 +63,12 @@ from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, f
 from neardup.jit import pays
 from neardup.io.arrow import arrow_array, numpy_of, with_nulls
 from neardup.io.parquet import read_parquet
-from neardup.io.read import Document, InputError, is_url, iter_batches, source_exists
+from neardup.io.read import Document, InputError, iter_batches, resolve_sources, source_exists
+from neardup.io.sources import ReadMeter, Sources
 from neardup.io.write import (CLUSTER_SCHEMA, SUMMARY_RUN_ID, atomic_path, begin_outputs, new_run_id, with_run_id, write_json,
                               write_table)
 from neardup.methods.base import KeyedMethod, Representation
-from neardup.progress import progress_bar
+from neardup.progress import ReadBar, progress_bar
 from neardup.results import SCORES_FILE
 from neardup.verify.overlap import doc_weight_totals
 
@@ -196,9 +197,16 @@ def _even_spans(total: int, pieces: int) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 
 
-def _run_all(pool: Any, tasks: list[tuple[Any, ...]]) -> list[Any]:
-    """Each task (a function and its arguments) submitted to ``pool`` at once; their results in order."""
-    return [fut.result() for fut in [pool.submit(*task) for task in tasks]]
+def _run_all(pool: Any, tasks: list[tuple[Any, ...]], bar: Any = None, sizes: list[int] | None = None) -> list[Any]:
+    """Each task (a function and its arguments) submitted to ``pool`` at once; their results in order (``bar``
+    advanced by each task's ``sizes`` entry, or 1, as it finishes)."""
+    futures = [pool.submit(*task) for task in tasks]
+    out = []
+    for i, fut in enumerate(futures):
+        out.append(fut.result())
+        if bar is not None:
+            bar.update(sizes[i] if sizes else 1)
+    return out
 
 
 class ShardedRun(abc.ABC):
@@ -209,12 +217,15 @@ class ShardedRun(abc.ABC):
 
     def __init__(self, input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,
                  engine: EngineConfig | None = None, read: ReadConfig | None = None) -> None:
-        self.input: str | Path = input_path if is_url(input_path) else Path(input_path)  # type: ignore[assignment]
-        self.outdir = Path(outdir)
         self.read = read or ReadConfig()
+        #: The input's files (several read as one, :mod:`neardup.io.sources`).
+        self.input: Sources = resolve_sources(input_path, self.read.encoding)
+        #: How far the map stage has read through the input's bytes (its progress bar's).
+        self.meter = ReadMeter(self.input.total_bytes())
+        self.outdir = Path(outdir)
         self.engine = (engine or EngineConfig()).replace(name=self.engine_name)
         self.plan = make_plan(self.engine)
-        self.config = resolve(config, self._sample_texts(input_path)) if needs_corpus(config) else config
+        self.config = resolve(config, self._sample_texts(self.input)) if needs_corpus(config) else config
         self.method = methods.get(self.config)
         #: The lowest score the verify stage keeps (set once the method is planned: a share of its threshold).
         self.floor = 1.0
@@ -228,8 +239,10 @@ class ShardedRun(abc.ABC):
         self.scoring: dict[str, Any] = {}
         self._pool: ProcessPoolExecutor | InlineExecutor | None = None
         self._rep: Representation | None = None
-        #: What the summary calls the input (the API names records spooled from Python "<memory>").
-        self.source_name = str(self.input)
+        self._weights_bar: Any = None  # the weights stage's bar, while it runs
+        #: What the summary calls the input: as named, a list for several (the API names records spooled from
+        #: Python "<memory>").
+        self.source_name: str | list[str] = self.input.name
 
     # ---- helpers -------------------------------------------------------------------------
     def _sample_texts(self, path: str | os.PathLike[str]) -> list[str]:
@@ -259,9 +272,16 @@ class ShardedRun(abc.ABC):
             stop_pool(self._pool, now)
             self._pool = None
 
-    def bar(self, total: int | None, desc: str, unit: str = "doc") -> Any:
+    def bar(self, total: int | None, desc: str, unit: str = "doc", **kwargs: Any) -> Any:
         """A progress bar (silent unless the engine shows progress)."""
-        return progress_bar(self.engine.progress, total=total, desc=desc, unit=unit, leave=False)
+        return progress_bar(self.engine.progress, total=total, desc=desc, unit=unit, leave=False, **kwargs)
+
+    def read_bar(self) -> ReadBar:
+        """The map stage's bar: the input's bytes read of its size (a rate and an ETA), the documents done beside
+        (its ``update(n)`` counts documents)."""
+        bar = self.bar(self.meter.total, "reading + representing", "B", unit_scale=True, unit_divisor=1024,
+                       postfix="0 docs")
+        return ReadBar(bar, lambda: self.meter.bytes_read)
 
     def timed(self, name: str, t0: float) -> None:
         """Add the seconds since ``t0`` to stage ``name``; hand the stage's temporaries back."""
@@ -272,13 +292,15 @@ class ShardedRun(abc.ABC):
         """What identifies this run for ``--resume``."""
         return {"input": file_fingerprint(self.input), "config": config_to_dict(self.config),
                 "text_field": self.read.text_field, "id_field": self.read.id_field, "on_error": self.read.on_error,
-                "max_chars": self.read.max_chars, "batch_docs": self.plan.batch_docs}
+                "max_chars": self.read.max_chars, "batch_docs": self.plan.batch_docs,
+                **({"encoding": self.read.encoding} if self.read.encoding != "utf-8" else {})}
 
     def batches(self) -> Iterator[list[Document]]:
         """The input's validated documents in batches of the plan's size (skips recorded; with the
         representative policy's field, if it reads one)."""
         field = self.config.cluster.representative_field
-        return iter_batches(self.input, self.read, self.plan.batch_docs, self.skipped, keep=(field,) if field else ())
+        return iter_batches(self.input, self.read, self.plan.batch_docs, self.skipped, keep=(field,) if field else (),
+                            meter=self.meter)
 
     def field_values(self, batch: list[Document]) -> list[float] | None:
         """The representative policy's field of each document of a batch, as numbers (None: no field)."""
@@ -365,10 +387,13 @@ class ShardedRun(abc.ABC):
             workers = self.plan.workers
             parts = weight_partitions(n_values, self.engine.memory_limit, workers)
             self.make_room(min(n_values * BYTES_PER_COUNTED_VALUE, int(self.engine.memory_limit * 0.3)))
-            by_table = self._weights_by_table(n_values, len(sets))
-            self.counts.update(weights_by="table" if by_table else "hash partitions" if parts > 1 else "one partition")
-            if not by_table:
-                self._per_value_weights(parts)
+            with self.bar(n_values, "weights", "value", unit_scale=True) as self._weights_bar:
+                by_table = self._weights_by_table(n_values, len(sets))
+                self.counts.update(weights_by="table" if by_table else "hash partitions" if parts > 1 else "one partition")
+                if not by_table:
+                    self._weights_bar.reset(total=n_values * (3 if parts > 1 else 1))
+                    self._per_value_weights(parts)
+            self._weights_bar = None
             self.wd.discard([self.wd.root / SPLIT_DIR])
             self.wd.mark("weights")
             self.timed("weights", t0)
@@ -389,19 +414,25 @@ class ShardedRun(abc.ABC):
         root, power, pool = str(self.wd.root), self.config.verify.idf_power, self.workers()
         tmp = self.wd.root / "weights.npy.tmp"
         np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(n_values,)).flush()
+        bar = getattr(self, "_weights_bar", None)
         if parts == 0:
-            _run_all(pool, [(weights_of_table, root, lo, hi) for lo, hi in _even_spans(n_values, self.plan.workers)])
+            spans = _even_spans(n_values, self.plan.workers)
+            _run_all(pool, [(weights_of_table, root, lo, hi) for lo, hi in spans], bar, [hi - lo for lo, hi in spans])
         elif parts == 1:
             pool.submit(weights_partition, root, 0, 1, power).result()
+            if bar is not None:
+                bar.update(n_values)
         else:  # the values grouped by partition in one read; each partition's frequencies; put back in order
             split = self._fresh_split()
             per_split = split_size(self.engine.memory_limit, self.plan.workers)
             spans = [(lo, min(n_values, lo + per_split)) for lo in range(0, n_values, per_split)]
-            _run_all(pool, [(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)])
-            _run_all(pool, [(partition_frequencies, root, p, len(spans)) for p in range(parts)])
+            sizes = [hi - lo for lo, hi in spans]
+            _run_all(pool, [(split_values, root, i, lo, hi, parts) for i, (lo, hi) in enumerate(spans)], bar, sizes)
+            _run_all(pool, [(partition_frequencies, root, p, len(spans)) for p in range(parts)], bar,
+                     [n_values // parts + (p < n_values % parts) for p in range(parts)])
             self.wd.discard(split.glob("*.values.npy"))  # the grouped copy of the values: read by no later step
             _run_all(pool, [(assemble_weights, root, i, lo, hi, parts, len(spans), power)
-                            for i, (lo, hi) in enumerate(spans)])
+                            for i, (lo, hi) in enumerate(spans)], bar, sizes)
         out = load_array(tmp)
         totals = doc_weight_totals(sets, out, after_block=lambda: release(out, sets.values))
         save_array(self.wd.root / "totals.npy", totals)  # before the weights: their file says both are complete
@@ -426,7 +457,8 @@ class ShardedRun(abc.ABC):
         root, pool, workers = str(self.wd.root), self.workers(), self.plan.workers
         budget = table_bytes(self.engine.memory_limit, workers)
         spans = _even_spans(n_values, workers)
-        if min(_run_all(pool, [(count_values, root, i, lo, hi, budget) for i, (lo, hi) in enumerate(spans)])) < 0:
+        if min(_run_all(pool, [(count_values, root, i, lo, hi, budget) for i, (lo, hi) in enumerate(spans)],
+                        getattr(self, "_weights_bar", None), [hi - lo for lo, hi in spans])) < 0:
             return False
         return bool(pool.submit(idf_table, root, len(spans), self.config.verify.idf_power, budget).result())
 

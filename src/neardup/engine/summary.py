@@ -99,7 +99,8 @@ def build_summary(*, source: str, clusters: ClusterCounts, params: dict[str, Any
     calibration = params.pop("calibration", None)
     return {
         "input": source,
-        "read": {"id_field": (read or ReadConfig()).id_field, "text_field": (read or ReadConfig()).text_field},
+        "read": {"id_field": (read or ReadConfig()).id_field, "text_field": (read or ReadConfig()).text_field,
+                 **({"encoding": read.encoding} if read is not None and read.encoding != "utf-8" else {})},
         "n_docs": n,
         "n_clusters": n_reps,
         "n_duplicate_clusters": clusters.n_duplicate_clusters,

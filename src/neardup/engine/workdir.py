@@ -52,6 +52,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from neardup.io.read import is_url, source_info
+from neardup.io.sources import Sources
 from neardup.io.write import atomic_path, write_json
 from neardup.methods.base import Representation
 from neardup.represent.embeddings import Embeddings
@@ -104,10 +105,10 @@ def check_work_dir(work: str | os.PathLike[str], outdir: str | os.PathLike[str],
         if _within(root, out):
             raise WorkDirError(f"{given}: --work-dir is inside the output folder {outdir}; give it a folder of its "
                                "own (or leave it out: the default is OUTDIR/.neardup-work)")
-    for source in inputs:
-        if is_url(source):
-            continue
-        src = Path(source).resolve()
+    from neardup.io.sources import input_paths
+
+    for source in input_paths(inputs):  # every file of several, and each folder named
+        src = source.resolve()
         if _within(src, root):
             raise WorkDirError(f"{given}: --work-dir holds the input {source}; give it a folder of its own")
         if src.is_dir() and _within(root, src):
@@ -509,9 +510,11 @@ def _glibc() -> Any:
         return None
 
 
-def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+def file_fingerprint(path: str | os.PathLike[str] | Sources) -> dict[str, Any]:
     """What identifies an input for resume: its path, size and modification time (for a URL, what its
-    store reports: size and modification time or ETag)."""
+    store reports: size and modification time or ETag; for several files, each one's)."""
+    if isinstance(path, Sources):
+        return path.fingerprint(file_fingerprint)
     if is_url(path):
         return source_info(path)
     p = Path(path).resolve()

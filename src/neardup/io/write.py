@@ -87,7 +87,9 @@ def check_outputs(files: list[PathLike] | tuple[PathLike, ...] = (), folders: li
     ...
     neardup.io.write.OutputError: ... is an input: refusing to write over it
     """
-    local_inputs = [Path(p) for p in inputs if not (isinstance(p, str) and "://" in p)]
+    from neardup.io.sources import input_paths
+
+    local_inputs = input_paths(inputs)  # every file of several, a glob's matches; URLs are not compared
     for folder in folders:
         _check_folder(Path(folder), "the output folder")
     seen: set[Path] = set()
