@@ -211,18 +211,9 @@ class Rows:
     def batches(self, read: ReadConfig, batch_docs: int) -> Iterator[list[Document]]:
         """The rows as validated documents in lists of ``batch_docs`` (as :func:`~neardup.io.read.iter_batches`
         streams a file's)."""
-        from neardup.io.read import iter_documents
+        from neardup.io.read import record_batches
 
-        if batch_docs < 1:
-            raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
-        batch: list[Document] = []
-        for doc in iter_documents(self.records(), "<memory>", self.read_config(read)):
-            batch.append(doc)
-            if len(batch) >= batch_docs:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        return record_batches(self.records(), self.read_config(read), batch_docs)
 
     # -- back out ----------------------------------------------------------------------------------------
 

@@ -916,6 +916,22 @@ def read_corpus(path: str | os.PathLike[str] | Sources | Sequence[str | os.PathL
     return corpus
 
 
+def record_batches(records: Iterable[dict[str, Any]], read: ReadConfig, batch_docs: int,
+                   source: str = "<memory>") -> Iterator[list[Document]]:
+    """Records validated into documents (:func:`iter_documents`), in lists of ``batch_docs``: what
+    :func:`iter_batches` streams from a file, for records already in memory."""
+    if batch_docs < 1:
+        raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
+    batch: list[Document] = []
+    for doc in iter_documents(records, source, read):
+        batch.append(doc)
+        if len(batch) >= batch_docs:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]],
                  source: str | Sources = "<memory>",
                  read: ReadConfig | None = None, label_field: str | None = None,
