@@ -97,6 +97,10 @@ _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6,
           "g": 1e9, "gb": 1e9, "gib": 2**30, "t": 1e12, "tb": 1e12, "tib": 2**40}
 
 
+#: The smallest ``memory_limit`` (bytes): 256MB, decimal as the message writes it.
+MIN_MEMORY_LIMIT = 256 * 10**6
+
+
 def parse_size(text: str | int) -> int:
     """Bytes from a size such as ``"1GB"``, ``"512MiB"`` or ``2000000``.
 
@@ -174,7 +178,7 @@ class EngineConfig:
     def __post_init__(self) -> None:
         _check(self.name in ENGINES, f"engine must be one of {ENGINES}, got {self.name!r}")
         object.__setattr__(self, "memory_limit", parse_size(self.memory_limit))
-        if self.memory_limit < 256 * 2**20:
+        if self.memory_limit < MIN_MEMORY_LIMIT:  # 256MB as written (decimal): "256MB" itself is accepted
             raise ConfigError(f"memory limit must be at least 256MB, got {self.memory_limit} bytes")
         if self.workers < 0:
             raise ConfigError(f"workers must be >= 0 (0 = all cores), got {self.workers}")

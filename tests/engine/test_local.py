@@ -315,6 +315,9 @@ def test_memory_plan_and_size_parsing():
         parse_size("lots")
     with pytest.raises(ConfigError, match="at least 256MB"):
         EngineConfig(memory_limit=parse_size("100MB"))
+    with pytest.raises(ConfigError, match="at least 256MB"):
+        EngineConfig(memory_limit="255MB")
+    assert EngineConfig(memory_limit="256MB").memory_limit == 256 * 10**6  # the minimum as the message writes it
     small = make_plan(EngineConfig(memory_limit=parse_size("512MB"), workers=2))
     big = make_plan(EngineConfig(memory_limit=parse_size("4GB"), workers=2))
     assert small.batch_docs <= big.batch_docs
