@@ -296,6 +296,20 @@ def load_newsgroups(limit: int | None) -> list[dict[str, str]]:
     return recs
 
 
+def share_inside(text: str, kept: str, n: int = 3) -> float:
+    """The share of ``text``'s distinct word ``n``-grams (lower-cased) that ``kept`` holds too.
+
+    >>> share_inside("a b c d", "x a b c y"), share_inside("a b", "a b")
+    (0.5, 0.0)
+    """
+    def grams(t: str) -> set[tuple[str, ...]]:
+        w = re.findall(r"\w+", t.lower())
+        return {tuple(w[j : j + n]) for j in range(len(w) - n + 1)}
+
+    mine = grams(text)
+    return len(mine & grams(kept)) / len(mine) if mine else 0.0
+
+
 def run_newsgroups(limit: int | None, sample_out: Path | None, n_sample: int = 50) -> list[dict[str, Any]]:
     recs = load_newsgroups(limit)
     runs = [("components", {"cluster__algorithm": "components"}),
@@ -329,8 +343,12 @@ def run_newsgroups(limit: int | None, sample_out: Path | None, n_sample: int = 5
             picked = sorted(random.Random(0).sample(gone, min(n_sample, len(gone))))
             sample = [{"id": recs[i]["id"], "copy_of": recs[int(c.labels[i])]["id"],
                        "score": None if np.isnan(links[i]) else round(float(links[i]), 4),
-                       "text": recs[i]["text"][:600], "copy_of_text": recs[int(c.labels[i])]["text"][:600]}
+                       "inside": round(share_inside(recs[i]["text"], recs[int(c.labels[i])]["text"]), 3),
+                       "text": recs[i]["text"][:2000], "copy_of_text": recs[int(c.labels[i])]["text"][:4000]}
                       for i in picked]
+            sample.sort(key=lambda x: x["inside"])  # the ones to read closely first
+            print(f"  20ng sample of {len(sample)} removals: {sum(x['inside'] >= 0.8 for x in sample)} with 80% or "
+                  f"more of their word 3-grams inside the kept post -> {sample_out}", file=sys.stderr, flush=True)
             sample_out.write_text(json.dumps(sample, indent=1, ensure_ascii=False), encoding="utf-8")
     return rows
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
+from neardup.calibrate import QUOTED_FROM, QUOTED_THRESHOLD
 from neardup.config import EngineConfig
 
 from tests.conftest import shared_file
@@ -54,7 +55,10 @@ def test_every_removed_post_is_a_verified_copy_of_the_post_kept_for_it(engine, t
     path = shared_file("20newsgroups/docs.jsonl.gz")
     eng = EngineConfig(name=engine, progress=False, evidence=False,
                        **({"workers": 2} if engine == "local" else {}))
-    neardup.dedup(path, engine=eng, output=tmp_path / "out")
+    result = neardup.dedup(path, engine=eng, output=tmp_path / "out")
     got = removals_are_verified_copies(tmp_path / "out")
-    # Chains no longer remove forum replies: the components of the same pairs held 25-34 posts.
-    assert 0 < got["removed"] < 0.25 * 18_846 and got["largest"] <= 12
+    # Chains no longer remove forum replies (the components of such pairs held 25-34 posts), and replies that
+    # quote each other are read as such: a copy holds the removed post whole (calibrate.QUOTED_THRESHOLD).
+    assert result.summary["calibration"]["profile"]["quoted"] >= QUOTED_FROM
+    assert result.summary["decision"]["threshold"] == QUOTED_THRESHOLD
+    assert 0 < got["removed"] < 0.1 * 18_846 and got["largest"] <= 8
