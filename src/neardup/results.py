@@ -42,6 +42,13 @@ SCORES_FILE = "scores.parquet"
 RUN_FILES: tuple[str, ...] = ("clusters.parquet", "pairs.parquet", EVIDENCE_FILE, SCORES_FILE)
 
 
+
+def _take(names: Any, rows: Any) -> Any:
+    """The Arrow array ``names`` at the row numbers ``rows`` (a fresh array: no offset, no nulls)."""
+    from neardup.io.arrow import arrow_array
+
+    return names.take(arrow_array(np.asarray(rows, dtype=np.int64)))
+
 class MixedRunError(ValueError):
     """An output folder whose files were written by different runs (one replacing it was stopped half-way)."""
 
@@ -211,11 +218,12 @@ class DedupResult:
             if path is None or not path.exists():
                 raise ValueError("this run kept no scored candidates (scores.parquet): run it again to re-threshold")
             check_same_run(self.output, self.run_id, [SCORES_FILE])
+            import pyarrow.compute as pc
+
             table = read_parquet(path, PAIR_COLUMNS)
-            index = {doc_id: i for i, doc_id in enumerate(self.ids)}
-            self._scored = (np.fromiter((index[x] for x in table["left"].to_pylist()), np.int64, table.num_rows),
-                            np.fromiter((index[x] for x in table["right"].to_pylist()), np.int64, table.num_rows),
-                            numpy_of(table["score"]).astype(np.float64))
+            names = self._names()  # each id's place among the documents, by Arrow's hash table
+            self._scored = tuple(numpy_of(pc.index_in(table[side], value_set=names)).astype(np.int64)
+                                 for side in ("left", "right")) + (numpy_of(table["score"]).astype(np.float64),)
         return self._scored
 
     def rethreshold(self, threshold: float, all_pairs: bool = False) -> DedupResult:
@@ -266,6 +274,7 @@ class DedupResult:
         out = DedupResult(ids=ids, clusters=clusters, left=written[0], right=written[1], scores=written[2], summary=new,
                           source=self.source, id_field=self.id_field, text_field=self.text_field)
         out.on_error = self.on_error
+        out._names_cache = getattr(self, "_names_cache", None)  # the same documents: their ids as Arrow, once
         out.keep_scored(left, right, scores, lengths)
         out._texts = self._texts
         out._input, out._public = self._input, self._public
@@ -462,19 +471,18 @@ class DedupResult:
                 self._copy_output(out)
             return
         run_id = new_run_id()
-        ids = self.ids
-        cluster_ids = [ids[i] for i in self.clusters.labels]  # names, as the files hold them
+        names = self._names()  # the ids as the files hold them; each column takes its rows from them
         evidence = self.evidence_table() if self.has_evidence else None  # read before any file is replaced
         begin_outputs(out)
-        write_table(out / "clusters.parquet", self.decision_columns(ids, cluster_ids), run_id=run_id)
+        write_table(out / "clusters.parquet", self.decision_columns(), run_id=run_id)
         write_table(out / "pairs.parquet", {
-            "left": [ids[i] for i in self.left],
-            "right": [ids[i] for i in self.right],
+            "left": _take(names, self.left),
+            "right": _take(names, self.right),
             "score": self.scores.astype(np.float64),
         }, run_id=run_id)
         if self._scored is not None:
-            write_table(out / SCORES_FILE, {"left": [ids[i] for i in self._scored[0]],
-                                            "right": [ids[i] for i in self._scored[1]],
+            write_table(out / SCORES_FILE, {"left": _take(names, self._scored[0]),
+                                            "right": _take(names, self._scored[1]),
                                             "score": np.asarray(self._scored[2], dtype=np.float64)}, run_id=run_id)
         else:
             (out / SCORES_FILE).unlink(missing_ok=True)
@@ -487,26 +495,35 @@ class DedupResult:
         write_json(out / "summary.json", {**self.summary, SUMMARY_RUN_ID: run_id})  # last: the folder is complete
         self.output, self.run_id = out, run_id
 
-    def decision_columns(self, ids: list[str] | None = None, cluster_ids: list[str] | None = None) -> dict[str, Any]:
+    def _names(self) -> Any:
+        """The documents' ids as the files hold them (strings), an Arrow array made once per result."""
+        from neardup.io.arrow import arrow_array
+
+        if getattr(self, "_names_cache", None) is None or len(self._names_cache) != len(self.ids):
+            self._names_cache = arrow_array([str(x) for x in self.ids] if self.ids and not isinstance(self.ids[0], str)
+                                            else list(self.ids))
+        return self._names_cache
+
+    def decision_columns(self) -> dict[str, Any]:
         """The columns of ``clusters.parquet`` (:data:`~neardup.io.write.CLUSTER_SCHEMA`): each document's
         cluster and the decision on it, ``kept`` or a copy of ``copy_of`` with ``score``."""
         from neardup.io.arrow import arrow_array, with_nulls
 
-        ids = self.ids if ids is None else ids
+        names = self._names()
         clusters = self.clusters
         kept = clusters.is_representative
-        labels = clusters.labels.tolist()
-        link = clusters.link_scores_of(0, len(ids))
+        cluster = _take(names, clusters.labels)
+        link = clusters.link_scores_of(0, len(names))
         return {
-            "id": ids,
+            "id": names,
             "kept": kept,
-            "copy_of": with_nulls(arrow_array([ids[lab] for lab in labels], type=None), ~kept),
+            "copy_of": with_nulls(_take(names, clusters.labels), ~kept),
             "score": with_nulls(arrow_array(np.nan_to_num(link)), ~np.isnan(link)),
-            "cluster": [ids[lab] for lab in labels] if cluster_ids is None else cluster_ids,
+            "cluster": cluster,
             "cluster_size": clusters.sizes.astype(np.int64),
             "is_representative": kept,
             "oversized": clusters.oversized,
-            "length": (np.zeros(len(ids), dtype=np.int64) if self._lengths is None else self._lengths),
+            "length": (np.zeros(len(names), dtype=np.int64) if self._lengths is None else self._lengths),
         }
 
     @property
@@ -519,7 +536,7 @@ class DedupResult:
         {'id': 0, 'kept': False, 'copy_of': 1, 'score': 1.0}
         """
         cols = self.decision_columns()
-        ids, copy_of = self._typed(cols["id"]), self._typed(cols["copy_of"].to_pylist())
+        ids, copy_of = self._typed(cols["id"].to_pylist()), self._typed(cols["copy_of"].to_pylist())
         return [{"id": i, "kept": k, "copy_of": c, "score": s} for i, k, c, s in
                 zip(ids, cols["kept"].tolist(), copy_of, cols["score"].to_pylist())]
 
