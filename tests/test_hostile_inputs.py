@@ -301,7 +301,9 @@ def test_hostile_documents_posted_to_the_service_get_no_500(server, records, met
         got = send(server, "GET", "/documents/" + quote(answer["id"], safe=""))  # (prefixed: never "." or "..")
         assert got.status_code == 200 and got.json()["id"] == answer["id"], (answer["id"], got.text[:300])
         assert send(server, "GET", "/clusters/" + quote(answer["original_id"], safe="")).status_code == 200
-    send(server, "GET", "/metrics")
+    send(server, "GET", "/stats")  # the counters as JSON (/metrics: the same in Prometheus' text format)
+    metrics = server.get("/metrics")
+    assert metrics.status_code == 200 and metrics.text.startswith("# HELP"), metrics.text[:200]
     assert send(server, "GET", "/health").status_code == 200
 
 
