@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         EmbedConfig,
         EngineConfig,
         MinHashConfig,
-        NgramConfig,
         NormalizeConfig,
         ReadConfig,
         ShingleConfig,
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
         VerifyConfig,
     )
     from neardup.io.read import Corpus, InputError, read_corpus
+    from neardup.methods.ngram import NgramConfig
     from neardup.results import DedupResult, MatchResult
 del TYPE_CHECKING
 
@@ -48,8 +48,9 @@ _WHERE = {
     "DedupResult": "neardup.results",
     "MatchResult": "neardup.results",
     **{name: "neardup.config" for name in ("DedupConfig", "ReadConfig", "EngineConfig", "NormalizeConfig",
-                                           "ShingleConfig", "MinHashConfig", "SimHashConfig", "NgramConfig",
+                                           "ShingleConfig", "MinHashConfig", "SimHashConfig",
                                            "VerifyConfig", "ClusterConfig", "EmbedConfig", "ConfigError")},
+    "NgramConfig": "neardup.methods.ngram",  # a method's settings live in its file
     "Corpus": "neardup.io.read",
     "InputError": "neardup.io.read",
     "read_corpus": "neardup.io.read",

@@ -3,7 +3,10 @@ stage) and how it executes (:class:`EngineConfig`), with validation whose errors
 
 Owns what can be configured and the checks on it; must not run anything. Defaults that depend on the
 method (threshold, clustering, shingle unit and size, pair score) are left unset here (``None``) and
-filled in from the method (:mod:`neardup.methods`) when a :class:`DedupConfig` is made. Configuration is
+filled in from the method (:mod:`neardup.methods`) when a :class:`DedupConfig` is made. A method file may
+declare its own settings (e.g. ``ngram``'s :class:`~neardup.methods.ngram.NgramConfig`): a
+:class:`DedupConfig` takes them as it takes the stages defined here (``DedupConfig(ngram=...)``,
+``config.ngram``, ``replace(ngram__max_df=50)``), from the registry (:func:`stages`). Configuration is
 data: frozen dataclasses that round-trip through :func:`config_to_dict` / :func:`config_from_dict`.
 """
 
@@ -13,15 +16,15 @@ import dataclasses
 import math
 import os
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
 
 from neardup import methods as _registry
 
-MethodName = Literal["auto", "minhash", "ngram", "simhash", "retsim", "retsim-partial", "biencoder", "hybrid", "rerank",
-                     "multiview"]
-#: Every method name, in the order the documentation lists them (each is a file of :mod:`neardup.methods`).
-METHODS: tuple[str, ...] = get_args(MethodName)
+#: A method's name: one the registry holds (:func:`neardup.methods.names`, checked when a
+#: :class:`DedupConfig` is made; ``METHODS`` lists them, ``auto`` first).
+MethodName = str
 EngineName = Literal["memory", "local", "ray"]
 ENGINES: tuple[str, ...] = get_args(EngineName)
 VECTOR_INDEXES: tuple[str, ...] = ("flat", "hnsw")
@@ -321,20 +324,6 @@ class SimHashConfig:
 
 
 @dataclass(frozen=True)
-class NgramConfig:
-    """All-pairs n-gram overlap through an inverted index over shingles.
-
-    Shingles held by more than ``max_df`` documents (boilerplate, templates) are skipped when
-    generating candidates; the verified score still counts them.
-    """
-
-    max_df: int = 200
-
-    def __post_init__(self) -> None:
-        _check(_is_int(self.max_df) and self.max_df >= 2, f"max_df must be >= 2, got {self.max_df!r}")
-
-
-@dataclass(frozen=True)
 class EmbedConfig:
     """Neural methods: which encoder, and how neighbours are searched.
 
@@ -509,12 +498,73 @@ class MultiviewConfig:
                f"multiview crossencoder_floor must be in [0, 1], got {self.crossencoder_floor!r}")
 
 
-#: The stage settings of a :class:`DedupConfig`, by field name.
-STAGES: dict[str, type] = {
+#: The stage settings defined here, by :class:`DedupConfig` field name (a method file may declare more: :func:`stages`).
+CORE_STAGES: dict[str, type] = {
     "normalize": NormalizeConfig, "shingle": ShingleConfig, "minhash": MinHashConfig, "simhash": SimHashConfig,
-    "ngram": NgramConfig, "verify": VerifyConfig, "cluster": ClusterConfig, "embed": EmbedConfig,
-    "multiview": MultiviewConfig,
+    "verify": VerifyConfig, "cluster": ClusterConfig, "embed": EmbedConfig, "multiview": MultiviewConfig,
 }
+
+
+def method_stages() -> dict[str, type]:
+    """The settings the method files declare, by stage (the method's name, ``-`` as ``_``):
+    :func:`neardup.methods.settings_classes`, checked not to take a name of :data:`CORE_STAGES`.
+
+    >>> method_stages()["ngram"].__name__
+    'NgramConfig'
+    """
+    owned = _registry.settings_classes()
+    clash = sorted(set(owned) & set(CORE_STAGES))
+    _check(not clash, f"method settings {clash} take the name of a stage defined in neardup.config")
+    return owned
+
+
+def stages() -> dict[str, type]:
+    """Every stage's settings class of a :class:`DedupConfig`, by name: those defined here, then those the
+    method files declare (:func:`method_stages`).
+
+    >>> list(stages())[:3], "ngram" in stages()
+    (['normalize', 'shingle', 'minhash'], True)
+    """
+    return {**CORE_STAGES, **method_stages()}
+
+
+class MethodSettings(Mapping[str, Any]):
+    """The settings of the method files' stages in one :class:`DedupConfig` (stage -> frozen dataclass):
+    immutable, hashable and compared by value, as the config's own fields are.
+
+    >>> MethodSettings({"b": 1, "a": 2}) == MethodSettings({"a": 2, "b": 1})
+    True
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        self._items = dict(sorted((items or {}).items()))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MethodSettings) and self._items == other._items
+
+    def __repr__(self) -> str:
+        return f"MethodSettings({', '.join(f'{k}={v!r}' for k, v in self._items.items())})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MethodSettings, (self._items,))
+
+    def with_(self, **changes: Any) -> MethodSettings:
+        """A copy with some stages' settings replaced."""
+        return MethodSettings({**self._items, **changes})
 
 
 @dataclass(frozen=True)
@@ -525,12 +575,16 @@ class DedupConfig:
     :mod:`neardup.methods`: ``default_threshold``, ``default_cluster``, ``default_score``, its shingling and
     the settings it takes for that shingle unit, ``unit_defaults``);
     :meth:`replace` keeps them following the method, so switching the method or the shingle unit
-    brings that method's or unit's defaults along.
+    brings that method's or unit's defaults along. The settings a method file declares are stages too:
+    given by keyword (``DedupConfig(ngram=NgramConfig(max_df=50))``), read as attributes (``config.ngram``),
+    held in ``method_settings`` (every registered one, at its defaults unless given).
 
     >>> DedupConfig(method="minhash", threshold=0.6).threshold
     0.6
     >>> DedupConfig().replace(method="simhash").threshold, DedupConfig().replace(shingle__char=True).shingle.n
     (0.85, 5)
+    >>> DedupConfig().replace(ngram__max_df=50).ngram.max_df
+    50
     """
 
     method: MethodName = "minhash"
@@ -539,20 +593,28 @@ class DedupConfig:
     shingle: ShingleConfig = field(default_factory=ShingleConfig)
     minhash: MinHashConfig = field(default_factory=MinHashConfig)
     simhash: SimHashConfig = field(default_factory=SimHashConfig)
-    ngram: NgramConfig = field(default_factory=NgramConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)
     multiview: MultiviewConfig = field(default_factory=MultiviewConfig)
     #: For a configuration chosen by ``method="auto"``: the corpus profile it was chosen from, and the choice.
     calibration: dict[str, Any] | None = field(default=None, compare=False)
+    #: The settings the method files declare (:func:`method_stages`), by stage; read as ``config.<stage>``.
+    method_settings: MethodSettings = field(default_factory=MethodSettings)
     # Which settings came from the method's defaults ("threshold", "shingle__n", ...): replace() re-derives them.
     defaulted: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        spec = _registry.method_class(self.method)
-        _check(spec is not None, f"method must be one of {_registry.names()}, got {self.method!r}")
-        for name, kind in STAGES.items():
+        spec = _registry.method_class(self.method) if isinstance(self.method, str) else None
+        _check(spec is not None, f"method must be one of {', '.join(_registry.names())}, got {self.method!r}")
+        owned = method_stages()
+        given = self.method_settings
+        _check(isinstance(given, Mapping), "method_settings must be a mapping of stage -> settings")
+        unknown = sorted(set(given) - set(owned))
+        _check(not unknown, f"unknown stage(s) {unknown}: the registered methods declare {sorted(owned)}")
+        object.__setattr__(self, "method_settings", MethodSettings(
+            {name: given[name] if name in given else kind() for name, kind in owned.items()}))
+        for name, kind in {**CORE_STAGES, **owned}.items():
             _check(isinstance(getattr(self, name), kind), f"{name} must be a {kind.__name__}")
         defaulted: set[str] = set()
         if self.threshold is None:
@@ -568,7 +630,7 @@ class DedupConfig:
         for key, value in spec.unit_defaults(char).items():
             stage, name = key.split("__", 1)
             if getattr(getattr(self, stage), name) is None:
-                object.__setattr__(self, stage, dataclasses.replace(getattr(self, stage), **{name: value}))
+                self._set_stage(stage, dataclasses.replace(getattr(self, stage), **{name: value}))
                 defaulted.add(key)
         if self.verify.score is None:
             object.__setattr__(self, "verify", dataclasses.replace(self.verify, score=spec.default_score))
@@ -579,6 +641,21 @@ class DedupConfig:
         object.__setattr__(self, "defaulted", frozenset(defaulted))
         spec.check(self)
 
+    def __getattr__(self, name: str) -> Any:
+        """A method file's stage (``config.ngram``): its settings in :attr:`method_settings`."""
+        if name.startswith("__") or name == "method_settings":
+            raise AttributeError(name)
+        try:
+            return self.method_settings[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
+
+    def _set_stage(self, stage: str, value: Any) -> None:
+        if stage in CORE_STAGES:
+            object.__setattr__(self, stage, value)
+        else:
+            object.__setattr__(self, "method_settings", self.method_settings.with_(**{stage: value}))
+
     def replace(self, **changes: Any) -> DedupConfig:
         """Return a copy with top-level fields or ``stage__field`` entries changed.
 
@@ -587,15 +664,16 @@ class DedupConfig:
         >>> DedupConfig().replace(threshold=0.7, minhash__num_perm=64).minhash.num_perm
         64
         """
+        known_stages = stages()
         top: dict[str, Any] = {}
         nested: dict[str, dict[str, Any]] = {}
         for key, value in changes.items():
             if "__" in key:
                 stage, name = key.split("__", 1)
-                _check(stage in STAGES, f"unknown stage {stage!r}")
+                _check(stage in known_stages, f"unknown stage {stage!r}")
                 nested.setdefault(stage, {})[name] = value
             else:
-                _check(key in {f.name for f in dataclasses.fields(self) if f.init}, f"unknown setting {key!r}")
+                _check(key in setting_names(), f"unknown setting {key!r}")
                 top[key] = value
         for key in self.defaulted:  # a default follows the method (and the shingle unit) unless set now
             if "__" in key:
@@ -610,14 +688,52 @@ class DedupConfig:
         return dataclasses.replace(self, **top)
 
 
+_dataclass_init = DedupConfig.__init__
+
+
+def _init(self: DedupConfig, *args: Any, **kwargs: Any) -> None:
+    """The dataclass's ``__init__``, also taking a method file's stage by its name (``ngram=NgramConfig()``)."""
+    owned = {k: kwargs.pop(k) for k in [k for k in kwargs if k not in _FIELDS]}
+    if owned:
+        names = method_stages()
+        unknown = sorted(set(owned) - set(names))
+        if unknown:
+            raise TypeError(f"DedupConfig.__init__() got an unexpected keyword argument {unknown[0]!r} (settings: "
+                            f"{', '.join(sorted(setting_names()))})")
+        kwargs["method_settings"] = MethodSettings({**dict(kwargs.get("method_settings") or {}), **owned})
+    _dataclass_init(self, *args, **kwargs)
+
+
+_init.__doc__ = _dataclass_init.__doc__
+DedupConfig.__init__ = _init  # type: ignore[method-assign]
+_FIELDS = frozenset(f.name for f in dataclasses.fields(DedupConfig) if f.init)
+
+
+def setting_names() -> frozenset[str]:
+    """The top-level settings a :class:`DedupConfig` takes: its fields and the method files' stages.
+
+    >>> {"method", "threshold", "ngram"} <= setting_names() and "method_settings" not in setting_names()
+    True
+    """
+    return (_FIELDS - {"method_settings"}) | frozenset(method_stages())
+
+
 def config_to_dict(config: Any) -> dict[str, Any]:
-    """Serialise a config dataclass to plain JSON-able data (a :class:`DedupConfig` with its defaults filled in).
+    """Serialise a config dataclass to plain JSON-able data (a :class:`DedupConfig` with its defaults filled in,
+    each method file's stage under its name, after the stages defined here).
 
     >>> config_to_dict(ShingleConfig(n=5))
     {'n': 5, 'char': None, 'sample': 1}
+    >>> config_to_dict(DedupConfig())["ngram"]
+    {'max_df': 200}
     """
     out = dataclasses.asdict(config)
     out.pop("defaulted", None)
+    if isinstance(config, DedupConfig):
+        out.pop("method_settings", None)
+        calibration = out.pop("calibration")
+        out.update({name: dataclasses.asdict(value) for name, value in config.method_settings.items()})
+        out["calibration"] = calibration
     return out
 
 
@@ -627,13 +743,14 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
     >>> config_from_dict(config_to_dict(DedupConfig(threshold=0.4))).threshold
     0.4
     """
-    known = {f.name for f in dataclasses.fields(DedupConfig) if f.init}
+    known = setting_names()
     unknown = sorted(set(data) - known)
     _check(not unknown, f"unknown setting(s): {', '.join(unknown)}")
+    kinds = stages()
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
-        if key in STAGES and isinstance(value, dict):
-            stage = STAGES[key]
+        if key in kinds and isinstance(value, dict):
+            stage = kinds[key]
             names = {f.name for f in dataclasses.fields(stage)}
             extra = sorted(set(value) - names)
             _check(not extra, f"unknown {key} setting(s): {', '.join(extra)}")
@@ -645,7 +762,26 @@ def config_from_dict(data: dict[str, Any]) -> DedupConfig:
     return DedupConfig(**kwargs)
 
 
-__all__ = ["CLUSTER_ALGORITHMS", "ENGINES", "METHODS", "REPRESENTATIVES", "STAGES", "ClusterConfig", "ConfigError",
-           "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MinHashConfig", "MultiviewConfig", "NgramConfig", "NormalizeConfig",
-           "ReadConfig", "ShingleConfig", "SimHashConfig", "VIEWS", "VerifyConfig", "config_from_dict", "config_to_dict",
-           "parse_duration", "parse_size"]
+#: Names that moved into a method file, still importable from here: name -> the method that declares it.
+_MOVED = {"NgramConfig": "ngram"}
+
+
+def __getattr__(name: str) -> Any:
+    """``METHODS`` and ``STAGES``, read from the registry when asked; a settings class that moved into its
+    method's file (``NgramConfig``)."""
+    if name == "METHODS":  # every method name, ``auto`` (the default) first
+        return tuple(sorted(_registry.names(), key=lambda m: (m != "auto", m)))
+    if name == "STAGES":
+        return stages()
+    if name in _MOVED:
+        cls = _registry.method_class(_MOVED[name])
+        if cls is not None and getattr(cls, "settings", None) is not None:
+            return cls.settings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["CLUSTER_ALGORITHMS", "CORE_STAGES", "ENGINES", "METHODS", "REPRESENTATIVES", "STAGES", "ClusterConfig",
+           "ConfigError", "DedupConfig", "EmbedConfig", "EngineConfig", "MethodName", "MethodSettings", "MinHashConfig",
+           "MultiviewConfig", "NgramConfig", "NormalizeConfig", "ReadConfig", "ShingleConfig", "SimHashConfig", "VIEWS",
+           "VerifyConfig", "config_from_dict", "config_to_dict", "method_stages", "parse_duration", "parse_size",
+           "setting_names", "stages"]

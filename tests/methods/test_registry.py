@@ -1,6 +1,7 @@
 """The method registry and the defaults each method owns: every method is one file, found by name, and a
 config takes that method's defaults, whoever builds it (Python, the command line, a config file)."""
 
+import dataclasses
 import json
 
 import pyarrow.parquet as pq
@@ -11,6 +12,7 @@ import neardup
 from neardup import methods
 from neardup.cli import app
 from neardup.config import CLUSTER_ALGORITHMS, METHODS, VERIFY_SCORES, ConfigError, DedupConfig, config_from_dict, config_to_dict
+from neardup.config import method_stages as config_stages_of_methods
 from neardup.methods.base import KeyedMethod, Method, VectorMethod
 
 RUNNABLE = [m for m in METHODS if m != "auto"]  # auto stands for the method calibration chooses
@@ -118,3 +120,40 @@ def test_in_memory_preparation_is_the_map_step_of_every_batch_joined(name):
         assert (rep.sets.values == one.sets.values).all() and (rep.sets.offsets == one.sets.offsets).all()
         assert (rep.sketch == one.sketch).all() and (rep.lengths == one.lengths).all()
     assert one.empty.tolist() == [i == 4 for i in range(23)]
+
+
+def test_the_command_line_reads_what_each_method_file_declares():
+    """The registry's catalog (read from the files without importing them: the command line's options and
+    ``--method`` help) says what the imported classes say: every name, and every setting with its flag and help."""
+    from neardup.cli.options import METHOD_OPTIONS, method_help
+
+    assert set(methods.catalog()) == set(methods.names())
+    for name in methods.names():
+        methods.check_declared(methods.method_class(name))
+    assert [part.split(" ")[0] for part in method_help().rstrip(".").split(" | ")] == list(METHODS)
+    offered = {o.key for o in METHOD_OPTIONS if o.key}
+    for stage, settings in config_stages_of_methods().items():
+        fields = [f.name for f in dataclasses.fields(settings) if "help" in f.metadata]
+        assert {f"{stage}__{f}" for f in fields} <= offered
+
+
+def test_a_method_file_owns_its_settings_and_every_entry_point_takes_them(example_path, tmp_path):
+    """ngram's settings live in methods/ngram.py: the config's stage, the configuration file, summary.json's
+    params and the option --ngram-max-df, the same in Python and on the command line."""
+    from neardup.io.config_file import load_config, save_config
+
+    cfg = DedupConfig(method="ngram").replace(ngram__max_df=3)
+    assert cfg.ngram.max_df == 3 and type(cfg.ngram).__module__ == "neardup.methods.ngram"
+    save_config(tmp_path / "c.json", cfg)
+    assert load_config(tmp_path / "c.json") == cfg
+    res = CliRunner().invoke(app, ["dedup", str(example_path), "-o", str(tmp_path / "o"), "-m", "ngram",
+                                   "--ngram-max-df", "3", "-q"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    api = neardup.dedup(example_path, config=cfg)
+    assert summary["params"]["ngram"] == api.summary["params"]["ngram"] == {"max_df": 3}
+    assert summary["n_pairs"] == api.summary["n_pairs"] < neardup.dedup(example_path, method="ngram").summary["n_pairs"]
+    with pytest.raises(ConfigError, match="max_df must be >= 2"):
+        DedupConfig().replace(ngram__max_df=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nogram'"):
+        DedupConfig(nogram=1)

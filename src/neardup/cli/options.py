@@ -42,9 +42,36 @@ def option(name: str, kind: Any, flags: Sequence[str], help: str, key: str | Non
     return Option(name, Annotated[kind, typer.Option(*flags, help=help)], key, default)
 
 
+_KINDS: dict[str, Any] = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def method_help() -> str:
+    """``--method``'s help: every registered method (:func:`neardup.methods.catalog`, read without importing one).
+
+    >>> method_help().split(" | ")[:2]
+    ['auto (default: calibrated on the corpus)', 'biencoder']
+    """
+    from neardup.methods import catalog
+
+    return " | ".join(["auto (default: calibrated on the corpus)", *sorted(set(catalog()) - {"auto"})]) + "."
+
+
+def method_setting_options() -> tuple[Option, ...]:
+    """An option for each setting a method file offers the command line (its field's ``metadata``: ``help``,
+    ``flag``), setting ``<stage>__<field>``; read without importing a method (:func:`neardup.methods.catalog`).
+
+    >>> [o.name for o in method_setting_options() if o.key == "ngram__max_df"]
+    ['ngram__max_df']
+    """
+    from neardup.methods import catalog
+
+    return tuple(option(s.key, Optional[_KINDS[s.kind]], (s.flag,), s.help, s.key)
+                 for declared in sorted(catalog().values(), key=lambda d: d.name) for s in declared.settings)
+
+
 METHOD_OPTIONS: tuple[Option, ...] = (
     option("config", Optional[Path], ("--config",), "A configuration file (as `neardup tune --out` writes it): its settings replace the method's defaults; options given here override them."),
-    option("method", Optional[str], ("--method", "-m"), "auto (default: calibrated on the corpus) | minhash | ngram | simhash | retsim | retsim-partial | biencoder | hybrid | rerank | multiview."),
+    option("method", Optional[str], ("--method", "-m"), method_help()),
     option("threshold", Optional[float], ("--threshold", "-t"), "Similarity threshold in (0, 1] (default: the method's)."),
     option("ngram", Optional[int], ("--ngram", "-n"), "Shingle size (default: the method's: 4 words, 5 characters; SimHash: 4 characters).", "shingle__n"),
     option("char_ngrams", Optional[bool], ("--char-ngrams/--word-ngrams",), "Character or word n-grams (default: the method's).", "shingle__char"),
@@ -69,7 +96,23 @@ METHOD_OPTIONS: tuple[Option, ...] = (
     option("combine", Optional[str], ("--combine",), "Method multiview: max (each view's score over its calibrated threshold, the largest; default) | logistic (the fitted model, --view-coef) | word | char | retsim (one view alone).", "multiview__combine"),
     option("view_coef", Optional[str], ("--view-coef",), "Method multiview: the logistic model's coefficients (one per view, the length ratio, the intercept), comma-separated, as `neardup tune --method multiview` prints them in params.coef; implies --combine logistic."),
     option("hybrid_coef", Optional[str], ("--hybrid-coef",), "Method hybrid: the learned rule's 5 coefficients (weighted overlap, cosine, partial, length ratio, intercept), comma-separated, as `neardup tune --method hybrid` prints them in params.hybrid_coef; default: the linear rule."),
+    *method_setting_options(),
 )
+
+
+def _check_flags(options: Sequence[Option]) -> None:
+    """Two options may not share a flag (a method file's ``flag`` metadata naming one already taken)."""
+    seen: dict[str, str] = {}
+    for o in options:
+        info = o.annotation.__metadata__[0]  # (Typer takes a first flag as its "default" inside Annotated)
+        for flag in (d for d in (info.default, *info.param_decls) if isinstance(d, str) and d.startswith("-")):
+            for name in flag.split("/"):
+                if name in seen:
+                    raise ValueError(f"option {name} is declared twice: by {seen[name]} and by {o.key or o.name}")
+                seen[name] = o.key or o.name
+
+
+_check_flags(METHOD_OPTIONS)
 
 READ_OPTIONS: tuple[Option, ...] = (
     option("text_field", Optional[str], ("--text-field",), "Field holding the text (default text)."),
@@ -214,4 +257,5 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="json | text")]
 
 
 __all__ = ["ENGINE_OPTIONS", "METHOD_OPTIONS", "READ_OPTIONS", "REQUIRED", "FormatOpt", "Option", "QuietOpt", "dedup_config",
-           "engine_config", "engine_name", "hybrid_rule", "multiview_options", "option", "read_config", "with_options", "OverwriteOpt"]
+           "engine_config", "engine_name", "hybrid_rule", "method_help", "method_setting_options", "multiview_options",
+           "option", "read_config", "with_options", "OverwriteOpt"]

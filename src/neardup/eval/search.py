@@ -450,7 +450,7 @@ class _Search:
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Candidate pairs of a cell and their scores (cached per representation, rule and score)."""
         rep_key = methods.get(config).representation_key()
-        cand_key = (rep_key, config.method, plan, config.minhash, config.ngram, config.simhash, config.embed,
+        cand_key = (rep_key, config.method, plan, config.minhash, config.method_settings, config.simhash, config.embed,
                     config.threshold if issubclass(methods.method_class(config.method), VectorMethod) else None)
         score_key = (cand_key, config.verify)
         method = methods.get(config)

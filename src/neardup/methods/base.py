@@ -127,6 +127,11 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str]
+    #: The method's own settings, where it has any: a frozen dataclass of this method's file, with a default for
+    #: every field; a config holds them as ``config.<stage>`` (the name, ``-`` as ``_``), a config file and
+    #: ``summary.json`` under that key, and each field whose ``metadata`` has a ``help`` (and optionally a
+    #: ``flag``) is a command-line option (``--<stage>-<field>``; :func:`neardup.methods.catalog`).
+    settings: ClassVar[type | None] = None
     #: Defaults a :class:`~neardup.config.DedupConfig` takes for this method when unset.
     default_threshold: ClassVar[float]
     default_cluster: ClassVar[str] = "greedy"
@@ -163,6 +168,13 @@ class Method(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.params()})"
+
+    @property
+    def own_settings(self) -> Any:
+        """This method's own settings in its config (an instance of :attr:`settings`; None without any)."""
+        from neardup.methods import stage_of
+
+        return getattr(self.config, stage_of(type(self))) if self.settings is not None else None
 
     # -- represent --------------------------------------------------------------------------------
 

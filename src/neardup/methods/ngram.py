@@ -1,18 +1,41 @@
 """N-gram overlap: every pair that shares a shingle (an inverted index over shingles), scored exactly.
 
-Owns the inverted-index method's keys and its boilerplate rule (shingles held by more than ``max_df``
-documents propose no pair; the score still counts them); must not schedule work. The simplest keyed
-method: copy this file to add one (see docs/architecture.md).
+Owns the inverted-index method's settings (:class:`NgramConfig`), its keys and its boilerplate rule (shingles
+held by more than ``max_df`` documents propose no pair; the score still counts them); must not schedule work.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from neardup.candidates.buckets import pairs_from_keys
-from neardup.config import DedupConfig
+from neardup.config import ConfigError, DedupConfig
 from neardup.methods import register
 from neardup.methods.base import KeyedMethod, Representation
+
+
+@dataclass(frozen=True)
+class NgramConfig:
+    """All-pairs n-gram overlap through an inverted index over shingles (``DedupConfig.ngram``).
+
+    Shingles held by more than ``max_df`` documents (boilerplate, templates) are skipped when
+    generating candidates; the verified score still counts them.
+
+    >>> NgramConfig(max_df=1)
+    Traceback (most recent call last):
+    ...
+    neardup.config.ConfigError: max_df must be >= 2, got 1
+    """
+
+    max_df: int = field(default=200, metadata={
+        "help": "Method ngram: a shingle held by more than this many documents proposes no pair (boilerplate; "
+                "the score still counts it; default 200)."})
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.max_df, int) and not isinstance(self.max_df, bool) and self.max_df >= 2):
+            raise ConfigError(f"max_df must be >= 2, got {self.max_df!r}")
 
 
 @register
@@ -25,6 +48,7 @@ class Ngram(KeyedMethod):
     """
 
     name = "ngram"
+    settings = NgramConfig
     default_threshold = 0.45
     fixed_width = False
 

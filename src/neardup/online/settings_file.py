@@ -12,20 +12,18 @@ run anything. Three forms are accepted:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from neardup.config import DedupConfig, MinHashConfig
+from neardup.config import DedupConfig, MinHashConfig, method_stages, setting_names
 from neardup.io.read import InputError
 from neardup.online.settings import OnlineConfig
 
 #: Batch verify scores that are a Jaccard level; their threshold ``t`` becomes the overlap ``2t / (1 + t)``
 #: (the overlap coefficient of two sets of equal size with Jaccard ``t``).
 _JACCARD_SCORES = ("jaccard", "weighted-jaccard", "none")
-_BATCH_FIELDS = {f.name for f in dataclasses.fields(DedupConfig) if f.init}
 
 
 def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
@@ -47,8 +45,9 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
       online detector does not have; a configured ``lsh_threshold`` is kept as the lower bound it was) and
       the batch bucket limits are ignored, noted;
     * ``normalize`` -> ``normalize``;
-    * ``simhash``, ``ngram``, ``embed``, ``cluster`` and ``verify.idf_power``: no online meaning,
-      ignored (noted when they differ from the defaults).
+    * ``simhash``, ``embed``, ``cluster``, the settings every method file declares (``ngram``, ...:
+      :func:`neardup.config.method_stages`) and ``verify.idf_power``: no online meaning, ignored (noted when they
+      differ from the defaults).
 
     >>> s, notes = from_dedup_config(DedupConfig(threshold=0.5).replace(shingle__char=True, shingle__n=5))
     >>> s["method"], s["char"], s["n"], s["r_overlap"], s["f"]
@@ -101,7 +100,7 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
     settings.update({k: v for k, v in minhash.items() if k != "seed"})
     settings["seed"] = minhash["seed"]
     settings["normalize"] = config.normalize
-    for stage in ("simhash", "ngram", "embed", "cluster"):
+    for stage in ("simhash", "embed", "cluster", *method_stages()):
         if getattr(config, stage) != getattr(default, stage):
             notes.append(f"{stage} settings ignored (no online meaning)")
     if config.verify.idf_power != default.verify.idf_power:
@@ -121,9 +120,9 @@ def read_settings(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[st
         raise InputError(p, None, "no such file") from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(p, None, f"not valid JSON ({exc})") from None
-    batch_only = {"threshold", "shingle", "verify", "cluster", "embed", "simhash", "ngram", "calibration"}
+    batch_only = {"threshold", "shingle", "verify", "cluster", "embed", "simhash", "calibration", *method_stages()}
     if isinstance(data, dict) and ("neardup_config" in data or (set(data) & batch_only
-                                                                 and not set(data) - _BATCH_FIELDS)):
+                                                                 and not set(data) - setting_names())):
         from neardup.io.config_file import load_config
 
         settings, notes = from_dedup_config(load_config(p))
