@@ -21,6 +21,7 @@ from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.io.frames import Rows, kind_of, rows_of
 from neardup.io.read import Corpus, read_corpus
 from neardup.results import DedupResult, MatchResult
+from neardup.run_plan import engine_for
 
 #: A path or URL, texts, records, a Corpus, or (typed ``Any``: their libraries are optional) a pandas or polars
 #: DataFrame, a pyarrow Table or Dataset, a ``datasets.Dataset``.
@@ -112,7 +113,7 @@ def _corpus(data: str | os.PathLike[str] | Corpus | Rows, read: ReadConfig, keep
 
 def dedup(data: Data, method: str | None = None, threshold: float | None = None,
           config: DedupConfig | str | os.PathLike[str] | None = None, *,
-          engine: str | EngineConfig = "memory", output: str | os.PathLike[str] | None = None,
+          engine: str | EngineConfig = "auto", output: str | os.PathLike[str] | None = None,
           overwrite: bool = False, read: ReadConfig | None = None, text_field: str | None = None,
           id_field: str | None = None, on_error: str | None = None, progress: bool = False,
           evidence: bool | None = None, all_pairs: bool | None = None,
@@ -123,9 +124,10 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     ``method`` and ``threshold`` (or a whole ``config``: a :class:`DedupConfig` or the path of a
     configuration file, e.g. from ``neardup tune --out``) say what is computed; ``stage_options`` are
     ``stage__field`` settings, e.g. ``shingle__n=5`` or ``cluster__algorithm="leiden"``. ``engine``:
-    ``"memory"`` (default), ``"local"`` (chunked on this machine: bounded memory, all cores, resumable)
-    or ``"ray"``, or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the
-    same result. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
+    ``"memory"``, ``"local"`` (chunked on this machine: bounded memory, all cores, resumable) or ``"ray"``,
+    or an :class:`~neardup.config.EngineConfig` with its settings; every engine gives the same result. The
+    default, ``"auto"``, is the rule ``neardup dedup`` follows (:func:`neardup.run_plan.engine_for`): memory for
+    data in Python and small files, local otherwise. ``output``: a folder to write ``clusters.parquet``, ``pairs.parquet`` and
     ``summary.json`` into (a chunked run's result is then read from it when first used), and
     ``evidence.parquet`` unless ``evidence=False`` (or ``EngineConfig(evidence=False)``): why each pair
     matched (:meth:`DedupResult.evidence`); ``all_pairs``: every verified pair rather than the link behind each
@@ -149,7 +151,7 @@ def dedup(data: Data, method: str | None = None, threshold: float | None = None,
     """
     cfg = make_config(method, threshold, config, **stage_options)
     read_cfg = make_read(read, text_field=text_field, id_field=id_field, on_error=on_error)
-    eng = engine if isinstance(engine, EngineConfig) else EngineConfig(name=engine, progress=progress)
+    eng = engine if isinstance(engine, EngineConfig) else engine_for(data, engine).replace(progress=progress)
     if evidence is not None:
         eng = eng.replace(evidence=evidence)
     if all_pairs is not None:

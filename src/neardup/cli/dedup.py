@@ -42,6 +42,7 @@ def dedup(
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars (the one-line result summary stays).")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="Print nothing (errors and skipped input aside).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the run plan as JSON (inputs, read settings, the method with auto's calibration on the first documents, the engine and its memory plan) and stop: nothing is written.")] = False,
 ) -> None:
     """De-duplicate a corpus: write clusters, verified pairs, their evidence and a summary to OUTDIR."""
 
@@ -64,6 +65,11 @@ def dedup(
             engine_name_ = engine_name(engine_opts, source)
             state["resumable"] = engine_name_ != "memory"
             engine = engine_config({**engine_opts, "engine": engine_name_}, not (quiet or silent))
+            if dry_run:  # what the run would do, resolved as the run resolves it
+                from neardup.run_plan import plan_run
+
+                typer.echo(str(plan_run(source, dedup_config(method_opts), engine, read, outdir)))
+                return
             also = [keep] if keep is not None else None
             # the output folder is this run's until the keep file too is written (a second run is refused at once)
             with output_lock(outdir, lambda: check_dedup_outputs(source, outdir, engine, overwrite, also=also,

@@ -231,14 +231,17 @@ def read_config(values: dict[str, Any]) -> ReadConfig:
 
 
 def engine_name(values: dict[str, Any], input: Any = None) -> str:
-    """The engine the options name; where they name none: ``memory`` for a small input file that no other engine
-    option was given for (:func:`neardup.api.small_input`), else ``local``."""
+    """The engine the options name; where they name none, the rule the Python API follows too
+    (:func:`neardup.run_plan.engine_for`): ``memory`` for a small input file that no other engine option was
+    given for, else ``local``."""
     if values.get("engine") is not None:
         return str(values["engine"])
-    from neardup.api import small_input
+    if input is None:
+        return "local"
+    from neardup.run_plan import engine_for
 
     told = any(v is not None and v is not False for k, v in values.items() if k not in ("engine", "evidence", "all_pairs", "score_ceiling"))
-    return "memory" if input is not None and not told and small_input(input) else "local"
+    return engine_for(input, None, told).name
 
 
 def engine_config(values: dict[str, Any], progress: bool) -> EngineConfig:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import multiprocessing
+import multiprocessing.context
 import multiprocessing.forkserver
+import multiprocessing.popen_forkserver
 import multiprocessing.util
 import os
 import select
@@ -23,8 +25,8 @@ from typing import Any
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes for CPU-bound work, started by a fork server: never a plain fork of this
     process, whose thread pools (rensa's, FAISS's, onnxruntime's) would be dead in the child and
-    deadlock it. As with any ``multiprocessing`` use, a script that calls it (or the chunked engine)
-    must guard its entry point with ``if __name__ == "__main__":``.
+    deadlock it. The workers do not import the caller's main module (:class:`_WorkerPopen`), so a script
+    need not guard its entry point, and a program read from stdin runs them too.
 
     Each worker ignores Ctrl-C (this process decides what an interrupt stops) and exits as soon as
     this process is gone, even killed (:func:`exit_with_parent`): the fork server and the workers
@@ -41,11 +43,50 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
 SERVER_PRELOAD = "neardup.engine.forkserver"
 
 
+_PREPARING = threading.Lock()
+
+
+class _WorkerPopen(multiprocessing.popen_forkserver.Popen):
+    """A worker's start, without this process's main module: a worker runs neardup's own functions, and a main
+    module imported again in it runs a script's top level once more (a script that does not guard its entry
+    point starts workers from each worker) or cannot be found (a program read from stdin: BrokenProcessPool)."""
+
+    def _launch(self, process_obj: Any) -> None:
+        from multiprocessing import spawn
+
+        real = spawn.get_preparation_data
+
+        def without_main(name: str) -> dict[str, Any]:
+            data = real(name)
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+            return data
+
+        with _PREPARING:  # the stdlib reads it by module attribute; only while this worker's data is made
+            spawn.get_preparation_data = without_main
+            try:
+                super()._launch(process_obj)
+            finally:
+                spawn.get_preparation_data = real
+
+
+class _WorkerProcess(multiprocessing.context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _WorkerPopen(process_obj)
+
+
+class _WorkerContext(multiprocessing.context.ForkServerContext):
+    Process = _WorkerProcess
+
+
+_CONTEXT = _WorkerContext()
+
+
 def _context() -> multiprocessing.context.ForkServerContext:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([SERVER_PRELOAD])  # read when the server starts (once per process)
+    _CONTEXT.set_forkserver_preload([SERVER_PRELOAD])  # read when the server starts (once per process)
     _stop_server_at_exit()
-    return ctx  # type: ignore[return-value]
+    return _CONTEXT
 
 
 @functools.cache
