@@ -35,11 +35,21 @@ OrderOpt = Annotated[str, typer.Option("--order", help="given (file order) | tim
 TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Field with the arrival time for --order time.")]
 StoreOpt = Annotated[str, typer.Option("--store", help="sqlite:///PATH (relative) or sqlite:////abs/path, or postgresql://...")]
 
+
+def _keyed_methods() -> str:
+    """The registered batch methods with look-up keys, other than the online names (read without importing them)."""
+    from neardup.methods import catalog
+
+    online = ("auto", "sketch", "minhash")
+    return " | ".join(sorted(d.name for d in catalog().values() if d.keyed and d.name not in online))
+
+
 #: The detector's settings as options (not given: the settings file's, else the detector's defaults).
 SETTINGS: tuple[Option, ...] = (
     option("method", Optional[str], ("--method", "-m"),
            "auto (default: calibrated on the first documents, recorded in the store) | sketch (the seed method) "
-           "| minhash (ours)."),
+           "| minhash (ours) | a batch method with look-up keys, run as in neardup dedup: "
+           + _keyed_methods() + " (its pair score must need no IDF weights)."),
     option("config", Optional[Path], ("--config",),
            "JSON file of online settings, an online tune output, or the batch configuration file "
            "(neardup tune --out chosen.json: its shingling, threshold and MinHash settings are mapped)."),

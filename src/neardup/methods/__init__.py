@@ -126,11 +126,14 @@ class Setting:
 
 @dataclass(frozen=True)
 class Declared:
-    """A method file's declaration: the method's name, its module and its settings the command line offers."""
+    """A method file's declaration: the method's name, its module, its settings the command line offers, and
+    whether its class derives from ``KeyedMethod`` by name (``keyed``: candidates from look-up keys, the methods
+    the online detector can run; ``neardup online --method`` lists them)."""
 
     name: str
     module: str
     settings: tuple[Setting, ...] = ()
+    keyed: bool = False
 
     @property
     def stage(self) -> str:
@@ -193,7 +196,7 @@ def _declared(path: str, module: str) -> Declared | None:
     if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value):
         raise MethodFileError(f"{where}: class {cls.name} must set name = \"...\" (a string literal: the registry "
                               "reads it without importing the file)")
-    declared = Declared(name.value, module)
+    declared = Declared(name.value, module, keyed=any(_named(base, "KeyedMethod") for base in cls.bases))
     spec = attrs.get("settings")
     if spec is None or (isinstance(spec, ast.Constant) and spec.value is None):
         return declared
@@ -225,7 +228,7 @@ def _declared(path: str, module: str) -> Declared | None:
         stem = f"{declared.stage}-{node.target.id}".replace("_", "-")
         flag = metadata.get("flag") or (f"--{stem}/--no-{stem}" if kinds[0] == "bool" else f"--{stem}")
         settings.append(Setting(declared.stage, node.target.id, kinds[0], str(flag), str(metadata["help"])))
-    return Declared(declared.name, module, tuple(settings))
+    return Declared(declared.name, module, tuple(settings), declared.keyed)
 
 
 def _named(node: ast.expr, name: str) -> bool:

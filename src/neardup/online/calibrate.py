@@ -76,7 +76,8 @@ def apply(config: OnlineConfig, choice: Mapping[str, Any]) -> OnlineConfig:
     """
     if config.resolved:
         return config
-    return config.replace(method=choice["method"],
+    batch = {"batch": choice["batch"]} if choice.get("batch") is not None else {}  # a batch method's settings
+    return config.replace(method=choice["method"], **batch,
                           **{k: choice[k] for k in CALIBRATED if k in config.unset and k in choice})
 
 
@@ -105,6 +106,9 @@ def stored_choice(meta: Mapping[str, str], has_documents: bool) -> dict[str, Any
     4
     >>> stored_choice({"config": json.dumps(OnlineConfig().to_dict())}, True)["method"]
     'sketch'
+    >>> apply(OnlineConfig(method="auto"), stored_choice({"config": json.dumps(OnlineConfig(method="exact").to_dict())},
+    ...                                                  True)).batch.method
+    'exact'
     """
     import json
 
@@ -113,7 +117,8 @@ def stored_choice(meta: Mapping[str, str], has_documents: bool) -> dict[str, Any
     if has_documents and "config" in meta:
         built = OnlineConfig.from_dict(json.loads(meta["config"]))
         if built.resolved:
-            return {"method": built.method, **{k: built._value(k) for k in CALIBRATED}}
+            batch = {"batch": built.to_dict()["batch"]} if built.batch is not None else {}
+            return {"method": built.method, **batch, **{k: built._value(k) for k in CALIBRATED}}
     return None
 
 

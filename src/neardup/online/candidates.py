@@ -166,3 +166,110 @@ class MinHashStep(_KeyStep):
         rep = Representation(sets=sets, lengths=np.zeros(1, dtype=np.int64), sketch=self.method.sketch(sets))
         keys, _, _ = self.method.keys(rep, np.zeros(1, dtype=np.int64), range(self.method.n_tables()))
         return Probe(keys=keys.view(np.int64))
+
+
+#: A stored document's representation under a batch method (the ``features`` column): this tag, then ``np.save``
+#: blocks (header ``[has_sketch, length]``, the set's values, and the sketch row where the method has one).
+_METHOD_BLOB = b"NDM1"
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix(h: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
+def table_mixed(keys: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Each key with its table index mixed in, as int64 (one key space for all of a method's tables).
+
+    >>> k = np.array([7, 7], dtype=np.uint64)
+    >>> a, b = table_mixed(k, np.array([0, 1])); bool(a != b), a.dtype.name
+    (True, 'int64')
+    """
+    with np.errstate(over="ignore"):
+        mixed = np.asarray(keys).astype(np.uint64) + (np.asarray(tables).astype(np.uint64) + np.uint64(1)) * _GOLDEN
+    return _splitmix(mixed).view(np.int64)
+
+
+class MethodStep(_KeyStep):
+    """A registered batch method with look-up keys (:class:`~neardup.methods.base.KeyedMethod`, e.g. ``exact``) as
+    the candidate step: the method's own ``represent`` and ``keys`` of the one document, each key with its table
+    index mixed in (:func:`table_mixed`), kept in the store's key index; a stored document is a candidate when it
+    shares at least the method's ``min_shared`` keys. The probe's ``extra`` is the document's
+    :class:`~neardup.methods.base.Representation`; :meth:`pack` stores it and :meth:`score` scores a new document
+    against stored ones with the method's own pair score (the detector cuts it at :attr:`threshold`).
+
+    >>> from neardup.online.features import featurize
+    >>> step = MethodStep(DedupConfig(method="exact"))
+    >>> a, b = step.probe(featurize("Stocks rose.", 3)), step.probe(featurize("stocks  ROSE!", 3))
+    >>> bool((a.keys == b.keys).all()), step.score(a, [step.pack(b)]).tolist(), step.threshold
+    (True, [1.0], 1.0)
+    """
+
+    def __init__(self, config: DedupConfig, max_bucket: int = 1000, max_chars: int | None = None) -> None:
+        from neardup.config import DEFAULT_MAX_CHARS
+        from neardup.methods import get
+
+        self.config = config
+        self.method = get(config)
+        self.name = str(config.method)
+        self.min_votes = max(1, int(self.method.min_shared))
+        self.max_bucket = max_bucket
+        self.max_chars = max_chars or DEFAULT_MAX_CHARS
+        self.threshold = float(self.method.threshold)
+        self.label = self.method.view()
+
+    def probe(self, features: DocFeatures) -> Probe:
+        rep = self.method.represent([features.raw], self.max_chars)
+        if bool(rep.empty[0]):
+            return Probe(extra=rep)
+        keys, _, tables = self.method.keys(rep, np.zeros(1, dtype=np.int64), range(self.method.n_tables()))
+        return Probe(keys=table_mixed(keys, tables), extra=rep)
+
+    def pack(self, probe: Probe) -> bytes:
+        """The document's representation as the store keeps it (its ``features``)."""
+        import io
+
+        rep: Representation = probe.extra
+        out = io.BytesIO()
+        out.write(_METHOD_BLOB)
+        sketch = None if rep.sketch is None else np.asarray(rep.sketch[:1])
+        np.save(out, np.array([sketch is not None, int(rep.lengths[0])], dtype=np.int64), allow_pickle=False)
+        np.save(out, np.asarray(rep.sets.values[rep.sets.offsets[0]:rep.sets.offsets[1]]), allow_pickle=False)
+        if sketch is not None:
+            np.save(out, sketch, allow_pickle=False)
+        return out.getvalue()
+
+    @staticmethod
+    def unpack(blob: bytes) -> Representation:
+        """Inverse of :meth:`pack`."""
+        import io
+
+        if bytes(blob[:4]) != _METHOD_BLOB:
+            raise ValueError("not a stored method representation")
+        src = io.BytesIO(bytes(blob[4:]))
+        has_sketch, length = np.load(src, allow_pickle=False).tolist()
+        values = np.load(src, allow_pickle=False)
+        sketch = np.load(src, allow_pickle=False) if has_sketch else None
+        return Representation(sets=ShingleSets(values, np.array([0, values.size], dtype=np.int64)),
+                              lengths=np.array([length], dtype=np.int64), sketch=sketch)
+
+    def score(self, probe: Probe, stored: list[bytes]) -> np.ndarray:
+        """The method's score of the new document against each stored one (NaN where its screen drops the pair)."""
+        if not stored:
+            return np.empty(0, dtype=np.float64)
+        parts = [probe.extra] + [self.unpack(b) for b in stored]
+        rep = Representation.concat(parts) if len(parts) > 1 else parts[0]
+        if rep.sketch is None and any(p.sketch is not None for p in parts):
+            raise ValueError("stored representations differ from the method's")
+        right = np.arange(1, len(parts), dtype=np.int64)
+        left = np.zeros(right.size, dtype=np.int64)
+        scores = np.asarray(self.method.score(rep, left, right), dtype=np.float64)
+        if rep.sketch is not None:
+            keep = self.method.keep_candidates(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]),
+                                               rep.sets.sizes[left], rep.sets.sizes[right])
+            if keep is not None:
+                scores = np.where(keep, scores, np.nan)
+        return scores

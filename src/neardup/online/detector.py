@@ -20,6 +20,10 @@ Methods (``OnlineConfig.method``), both verified the same way (see verify.py):
   method's own object (:class:`~neardup.methods.minhash.MinHash`) from the embedded
   :class:`~neardup.config.MinHashConfig` (bands derived from its ``lsh_threshold`` unless bands/rows
   are given).
+* a registered batch method with look-up keys and an unweighted score (``exact``, ``simhash``, ...:
+  :func:`~neardup.online.settings.batch_method_problem`), by its name: its own representation, keys and pair
+  score (:class:`~neardup.online.candidates.MethodStep`), cut at its threshold; its batch settings are
+  ``OnlineConfig.batch``.
 
 Shingles (``char``): word n-grams (default n = 3) or character n-grams of the normalized text
 (default n = 5, :data:`CHAR_LSH_THRESHOLD` 0.3 for the LSH bands: character shingles share common
@@ -74,7 +78,7 @@ import numpy as np
 from neardup.cluster import passes
 from neardup.config import ConfigError
 from neardup.io.read import text_problem
-from neardup.online.candidates import CandidateStep, MinHashStep, Probe, SketchStep
+from neardup.online.candidates import CandidateStep, MethodStep, MinHashStep, Probe, SketchStep
 from neardup.online.features import (
     DocFeatures,
     featurize,
@@ -151,6 +155,8 @@ def make_step(config: OnlineConfig) -> CandidateStep:
     'sketch'
     """
     config._need_resolved()
+    if config.batch is not None:  # a registered batch method with look-up keys (exact, simhash, ...)
+        return MethodStep(config.batch, max_bucket=config.max_bucket)
     if config.method == "sketch":
         return SketchStep(p=config.p, k=config.k_sample, t=config.t, seed=config.seed, max_bucket=config.max_bucket)
     return MinHashStep(config.minhash, k=config.k_sample, min_bands=config.min_bands, max_bucket=config.max_bucket)
@@ -610,6 +616,8 @@ class Detector:
     def _decide(self, prep: PreparedDoc, batch: _Batch) -> DocRecord:
         """The record of a new document: a duplicate of the best verified candidate, or an original."""
         cfg = self.config
+        if isinstance(self.step, MethodStep):
+            return self._decide_method(prep, batch, self.step)
         feats = prep.features
         match: Scored | None = None
         updated: Scored | None = None
@@ -651,6 +659,32 @@ class Detector:
                             metadata=prep.metadata, text_hash=prep.text_hash)
         rec.text = prep.text if cfg.store_text else None
         rec.features = pack(feats)
+        return rec
+
+    def _decide_method(self, prep: PreparedDoc, batch: _Batch, step: MethodStep) -> DocRecord:
+        """:meth:`_decide` for a batch method: its ``top_candidates`` best candidates scored by the method's own
+        pair score against their stored representations, cut at the method's threshold
+        (:func:`neardup.cluster.passes`); the best passing one (ties: the one ranked first) is the match, and
+        the evidence is the method's label (e.g. ``identical normalized text``)."""
+        cfg = self.config
+        match: tuple[DocRecord, float] | None = None
+        if prep.probe.keys.size:
+            ranked = step.candidates(prep.probe, batch, cfg.top_candidates)
+            records = batch.fetch([s for s, _ in ranked])
+            found = [rec for s, _ in ranked if (rec := records.get(s)) is not None and rec.features is not None]
+            for rec, score in zip(found, step.score(prep.probe, [rec.features for rec in found])):
+                if passes(score, step.threshold) and (match is None or score > match[1]):
+                    match = (rec, float(score))
+        if match is not None:
+            old_rec, score = match
+            rec = DocRecord(seq=0, id=prep.doc_id, status="duplicate", original_id=old_rec.original_id,
+                            matched_id=old_rec.id, score=round(score, 6), evidence=[step.label],
+                            update_of=None, metadata=prep.metadata, text_hash=prep.text_hash)
+        else:
+            rec = DocRecord(seq=0, id=prep.doc_id, status="original", original_id=prep.doc_id,
+                            metadata=prep.metadata, text_hash=prep.text_hash)
+        rec.text = prep.text if cfg.store_text else None
+        rec.features = step.pack(prep.probe)
         return rec
 
     # -- reading and deleting -------------------------------------------------------------------

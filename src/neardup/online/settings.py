@@ -15,11 +15,54 @@ from typing import Any
 
 import numpy as np
 
-from neardup.config import ConfigError, MinHashConfig, NormalizeConfig, ShingleConfig
+from neardup.config import (
+    ConfigError,
+    DedupConfig,
+    MinHashConfig,
+    NormalizeConfig,
+    ShingleConfig,
+    config_from_dict,
+    config_to_dict,
+)
 from neardup.online.candidates import minhash_method
 from neardup.represent.minhash import ALGORITHM as minhash_algorithm
 
 ONLINE_METHODS: tuple[str, ...] = ("auto", "sketch", "minhash")
+#: The batch config's settings a store's keys and stored representations may depend on (with the method's own
+#: settings, ``DedupConfig.<stage>``); the threshold and the clustering do not.
+_KEYED = ("method", "normalize", "shingle", "minhash", "simhash", "verify")
+
+
+def batch_method_problem(name: str, batch: DedupConfig | None = None) -> str | None:
+    """Why the registered batch method ``name`` cannot run online, or None: it must have look-up keys (a
+    :class:`~neardup.methods.base.KeyedMethod`) and a pair score that needs no statistics of a whole corpus (no
+    IDF weights) and no corpus-derived plan. The online names (:data:`ONLINE_METHODS`) keep their online meaning.
+
+    >>> batch_method_problem("exact") is None, batch_method_problem("retsim")
+    (True, "method 'retsim' has no look-up keys (its candidates come from a whole collection): it cannot run online")
+    """
+    from neardup.methods import method_class
+    from neardup.methods.base import KeyedMethod
+
+    cls = method_class(name) if isinstance(name, str) and name not in ONLINE_METHODS else None
+    if cls is None:
+        return (f"method must be one of {ONLINE_METHODS} or a registered batch method with look-up keys, "
+                f"got {name!r}")
+    if not issubclass(cls, KeyedMethod):
+        return (f"method {name!r} has no look-up keys (its candidates come from a whole collection): "
+                "it cannot run online")
+    try:
+        method = cls(batch if batch is not None else DedupConfig(method=name))
+    except ConfigError as exc:
+        return f"method {name!r}: {exc}"
+    if method.weighted():
+        return (f"method {name!r} scores pairs with IDF weights of a whole corpus (verify score "
+                f"{method.score_name!r}), which an online store does not have: give it an unweighted score "
+                "(batch setting verify.score, e.g. 'overlap' or 'jaccard')")
+    if type(method).plan is not KeyedMethod.plan:
+        return f"method {name!r} derives settings from a whole corpus before its candidate step: it cannot run online"
+    return None
+
 #: The method the command line and the service use when none is given: the calibrated default, which
 #: scored above the seed method on every labelled day and noise model measured (docs/online.md).
 #: ``OnlineConfig()`` itself keeps the seed paper's method.
@@ -95,6 +138,10 @@ class OnlineConfig:
     store_text: bool = True
     evidence_snippets: int = 5
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+    #: For a registered batch method (``method="exact"``, ...): its batch settings (a
+    #: :class:`~neardup.config.DedupConfig`, or its dict; default: the method's defaults, with this config's
+    #: ``normalize``); None for the online methods.
+    batch: DedupConfig | None = None
 
     def __init__(self, **settings: Any) -> None:
         flat = {k: settings.pop(k) for k in MINHASH_SETTINGS if k in settings}
@@ -107,6 +154,7 @@ class OnlineConfig:
             object.__setattr__(self, f.name, value)
         _check(not settings, f"unknown online setting(s): {', '.join(sorted(settings))}")
         _check(isinstance(self.minhash, MinHashConfig), "minhash must be a MinHashConfig")
+        self._init_batch()
         if "minhash" not in given and "lsh_threshold" not in flat:
             flat["lsh_threshold"] = None  # unset: follows the unit
         object.__setattr__(self, "minhash", dataclasses.replace(self.minhash, seed=self.seed, **flat))
@@ -116,6 +164,29 @@ class OnlineConfig:
             self._fill({name: SEED_DEFAULTS[name] for name in unset if name in SEED_DEFAULTS})
             self._fill({name: UNIT_DEFAULTS[name][bool(self.char)] for name in unset if name in UNIT_DEFAULTS})
         self.__post_init__()
+
+    def _init_batch(self) -> None:
+        """Resolve ``batch`` for a batch method (its settings, with this config's ``normalize``)."""
+        batch = self.batch
+        if self.method in ONLINE_METHODS or not isinstance(self.method, str):
+            _check(batch is None, f"batch settings are for a registered batch method, not method {self.method!r}")
+            return
+        if isinstance(batch, Mapping):
+            batch = config_from_dict({**batch, "method": batch.get("method", self.method)})
+        if batch is None:
+            problem = batch_method_problem(self.method)
+            _check(problem is None, str(problem))
+            batch = DedupConfig(method=self.method)
+        _check(isinstance(batch, DedupConfig), "batch must be a DedupConfig (or its dict)")
+        _check(batch.method == self.method, f"batch settings are method {batch.method!r}'s, not {self.method!r}'s")
+        if batch.normalize != self.normalize:
+            batch = batch.replace(normalize=self.normalize)
+        object.__setattr__(self, "batch", batch)
+
+    @property
+    def is_batch_method(self) -> bool:
+        """True when a registered batch method runs online (:attr:`batch` holds its settings)."""
+        return self.batch is not None
 
     def _value(self, name: str) -> Any:
         return self.minhash.lsh_threshold if name == "lsh_threshold" else getattr(self, name)
@@ -138,7 +209,12 @@ class OnlineConfig:
         return self._unset  # type: ignore[attr-defined, no-any-return]
 
     def __post_init__(self) -> None:
-        _check(self.method in ONLINE_METHODS, f"method must be one of {ONLINE_METHODS}, got {self.method!r}")
+        if self.is_batch_method:
+            problem = batch_method_problem(self.method, self.batch)
+            _check(problem is None, str(problem))
+        else:
+            _check(self.method in ONLINE_METHODS, f"method must be one of {ONLINE_METHODS} or a registered batch "
+                                                  f"method with look-up keys, got {self.method!r}")
         if self.method == "auto":  # the calibration fills what is unset; the rest is checked as usual
             probe = {name: self._value(name) for name in CALIBRATED}
             for name in CALIBRATED:
@@ -212,6 +288,9 @@ class OnlineConfig:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         flat = {k: changes.pop(k) for k in MINHASH_SETTINGS if k in changes}
         values.update(changes)
+        if ("method" in changes or "normalize" in changes) and "batch" not in changes and self.batch is not None:
+            values["batch"] = None if changes.get("method", self.method) != self.method else \
+                config_to_dict(self.batch)  # the batch settings follow a new method (normalize is re-applied)
         reset = {name for name in self.unset if name not in changes and name not in flat}
         for name in reset - {"lsh_threshold"}:
             values[name] = None
@@ -234,6 +313,12 @@ class OnlineConfig:
         ``char`` is listed only when true, so stores built before character shingles keep their settings.
         """
         self._need_resolved()
+        if self.batch is not None:  # the method's representation and keys: its batch settings but the cut
+            from neardup.methods import method_class, stage_of
+
+            own = stage_of(method_class(self.method))
+            batch = {k: v for k, v in config_to_dict(self.batch).items() if k in _KEYED or k == own}
+            return {"method": self.method, "batch": batch, "normalize": dataclasses.asdict(self.normalize)}
         out: dict[str, Any] = {"method": self.method, "n": self.n, "k_sample": self.k_sample, "seed": self.seed,
                                "normalize": dataclasses.asdict(self.normalize)}
         if self.char:
@@ -246,8 +331,12 @@ class OnlineConfig:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able settings."""
-        return dataclasses.asdict(self)
+        """Plain JSON-able settings (``batch`` only for a batch method: its batch config's dict)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "batch"}
+        out = {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for k, v in out.items()}
+        if self.batch is not None:
+            out["batch"] = config_to_dict(self.batch)
+        return out
 
     @classmethod
     def setting_names(cls) -> set[str]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from neardup.config import DedupConfig, MinHashConfig, method_stages, setting_names
 from neardup.io.read import InputError
-from neardup.online.settings import OnlineConfig
+from neardup.online.settings import ONLINE_METHODS, OnlineConfig, batch_method_problem
 
 #: Batch verify scores that are a Jaccard level; their threshold ``t`` becomes the overlap ``2t / (1 + t)``
 #: (the overlap coefficient of two sets of equal size with Jaccard ``t``).
@@ -32,8 +32,11 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
     Mapping:
 
     * ``method``: ``auto`` stays ``auto`` (the online calibration chooses the unit, n and threshold, so
-      the file's shingle and threshold are not used); ``minhash`` is ``minhash``; any other method
-      becomes ``minhash`` (its own settings have no online form; noted);
+      the file's shingle and threshold are not used); ``minhash`` is ``minhash``; a method that runs online
+      itself (look-up keys and an unweighted score, e.g. ``exact``:
+      :func:`~neardup.online.settings.batch_method_problem`) runs with the whole file as its batch settings
+      (``batch``) and its ``normalize``, and nothing below applies; any other method becomes ``minhash``
+      (its own settings have no online form; noted);
     * ``shingle.char``, ``shingle.n`` -> ``char``, ``n`` (``shingle.sample`` is ignored, noted: the
       online steps sample the first ``k_sample`` distinct shingles);
     * ``threshold`` -> ``r_overlap``, verified over the whole document (``f = f_short = 1.0``, as the
@@ -52,9 +55,14 @@ def from_dedup_config(config: DedupConfig) -> tuple[dict[str, Any], list[str]]:
     >>> s, notes = from_dedup_config(DedupConfig(threshold=0.5).replace(shingle__char=True, shingle__n=5))
     >>> s["method"], s["char"], s["n"], s["r_overlap"], s["f"]
     ('minhash', True, 5, 0.5, 1.0)
+    >>> s, notes = from_dedup_config(DedupConfig(method="exact").replace(exact__min_chars=20))
+    >>> s["method"], s["batch"].exact.min_chars, notes
+    ('exact', 20, [])
     """
     notes: list[str] = []
     settings: dict[str, Any] = {}
+    if config.method not in ONLINE_METHODS and batch_method_problem(config.method, config) is None:
+        return {"method": config.method, "batch": config, "normalize": config.normalize}, notes
     default = DedupConfig(method=config.method)
     if config.method == "auto":
         settings["method"] = "auto"
