@@ -238,7 +238,8 @@ def needs_corpus(config: DedupConfig) -> bool:
 def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
     """``config`` itself, or for ``method="auto"`` the configuration the texts' profile calls for, with the
     profile and the choice recorded in ``config.calibration`` (and so in a run's summary). Settings the
-    user gave (anything but the method's defaults) are kept. For ``method="multiview"`` without
+    user gave (anything but the method's defaults) are kept, and named in the record (``given``). The run's candidate
+    scores may lower the threshold after this (:mod:`neardup.calibrate_scores`). For ``method="multiview"`` without
     ``view_thresholds``, each view's threshold the profile calls for (:func:`view_thresholds`)."""
     if config.method == "multiview" and config.multiview.view_thresholds is None:
         from neardup.methods.multiview import MultiView
@@ -254,9 +255,11 @@ def resolve(config: DedupConfig, texts: Iterable[str]) -> DedupConfig:
         return config
     p = profile(texts)
     choice = choose(p, char=config.shingle.char if "shingle__char" in _given(config) else None)
-    keep = {k: v for k, v in choice.items() if k == "method" or k not in _given(config)}
+    given = _given(config)
+    keep = {k: v for k, v in choice.items() if k == "method" or k not in given}
     resolved = config.replace(**keep)
-    return dataclasses.replace(resolved, calibration={"profile": p.to_dict(), "choice": choice})
+    record = {"profile": p.to_dict(), "choice": choice, **({"given": sorted(given)} if given else {})}
+    return dataclasses.replace(resolved, calibration=record)
 
 
 def _given(config: DedupConfig) -> set[str]:

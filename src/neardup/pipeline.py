@@ -1,5 +1,6 @@
 """The stages of a method composed over one corpus held in memory: represent -> candidates -> verify ->
-cluster; what the in-memory engine runs, and what tuning re-runs for many settings.
+cluster (for ``auto``: candidates -> the threshold read from a sample of their scores -> verify,
+:func:`score_threshold`); what the in-memory engine runs, and what tuning re-runs for many settings.
 
 Owns the order of the stages, their timings and the :class:`Prepared` representation; must not
 implement a stage (each is a method's operation, :mod:`neardup.methods`) or read files. The
@@ -15,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from neardup import methods
+from neardup import calibrate_scores, methods
 from neardup.calibrate import needs_corpus, resolve
 from neardup.cluster import (decide, lazy_greedy, passes, policy_ranks, representative_keys, score_ceiling,
                              score_floor, verify_in_order)
 from neardup.config import DEFAULT_MAX_CHARS, DedupConfig, ReadConfig
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.io.read import Corpus
-from neardup.methods.base import Representation
+from neardup.methods.base import KeyedMethod, Method, Representation
 from neardup.progress import progress_bar
 from neardup.represent.embeddings import Embeddings
 from neardup.results import DedupResult
@@ -100,17 +101,23 @@ def prepare(corpus: Corpus, config: DedupConfig, progress: bool = False, batch_s
     return Prepared(corpus=corpus, config=config, rep=rep, timings={"represent": time.perf_counter() - t0})
 
 
-def candidate_pairs(prep: Prepared, config: DedupConfig, order: tuple[np.ndarray, float] | None = None
+def candidate_pairs(prep: Prepared, config: DedupConfig, order: tuple[np.ndarray, float] | None = None,
+                    proposed: tuple[np.ndarray, np.ndarray] | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Candidates and their scores ``(left, right, score, info)``, before the threshold cut: all of them, or with
     ``order`` (each document's place in the representative policy's order and a score ceiling) those ``greedy``
-    reads at thresholds up to the ceiling (:func:`~neardup.cluster.verify_in_order`).
+    reads at thresholds up to the ceiling (:func:`~neardup.cluster.verify_in_order`). ``proposed``: a keyed
+    method's proposals, found already (:func:`score_threshold`), screened here.
 
     ``info`` holds ``n_candidates``, ``n_scored`` and the seconds each stage took (and what the scorer reports).
     """
     method = methods.get(config).plan(prep.rep)
     t0 = time.perf_counter()
-    left, right, info = method.candidates(prep.rep)
+    if proposed is None:
+        left, right, info = method.candidates(prep.rep)
+    else:
+        left, right = method.screen(prep.rep, *proposed)
+        info = {}
     n_candidates = int(left.size)
     t1 = time.perf_counter()
     scoring: dict[str, Any] = {}
@@ -128,13 +135,32 @@ def candidate_pairs(prep: Prepared, config: DedupConfig, order: tuple[np.ndarray
 
 
 def find_pairs(prep: Prepared, config: DedupConfig, floor: float | None = None,
-               order: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+               order: tuple[np.ndarray, float] | None = None, proposed: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Candidates then verification: the verified pairs ``(left, right, score)`` at ``config.threshold`` (or at the
-    lower ``floor``: the scored candidates a re-threshold decides from); ``order``: as :func:`candidate_pairs`."""
-    left, right, scores, info = candidate_pairs(prep, config, order)
+    lower ``floor``: the scored candidates a re-threshold decides from); ``order``, ``proposed``: as
+    :func:`candidate_pairs`."""
+    left, right, scores, info = candidate_pairs(prep, config, order, proposed)
     keep = passes(scores, float(config.threshold) if floor is None else floor)  # type: ignore[arg-type]
     info["n_verified"] = int(keep.sum())
     return left[keep], right[keep], scores[keep], info
+
+
+def score_threshold(prep: Prepared, method: Method) -> tuple[DedupConfig, tuple[np.ndarray, np.ndarray] | None, float]:
+    """The threshold read from the candidate scores (:mod:`neardup.calibrate_scores`), for a configuration ``auto``
+    chose (:func:`~neardup.calibrate_scores.applies`): the method's config with the estimate in its calibration, the
+    proposals it was sampled from (to be screened, not found again), and the seconds it took. Other configurations
+    come back as they are."""
+    if not (calibrate_scores.applies(method.config) and isinstance(method, KeyedMethod)):
+        return method.config, None, 0.0
+    t0 = time.perf_counter()
+    rep = prep.rep
+    n = len(rep)
+    proposed = method.proposals(rep)
+    codes = proposed[0].astype(np.int64) * n + proposed[1]
+    got = calibrate_scores.read_scores(method.config, n, lambda k: calibrate_scores.sample_codes(codes, k),
+                                       lambda c: method.score(rep, c // n, c % n))
+    return calibrate_scores.combine(method.config, got.to_dict()), proposed, time.perf_counter() - t0
 
 
 def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadConfig | None = None,
@@ -156,13 +182,16 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     if not prep.compatible_with(cfg):
         raise ValueError("config needs a different representation than the prepared one; call prepare() again")
     method = methods.get(cfg).plan(prep.rep)
+    cfg, proposed, seconds_scores = score_threshold(prep, method)
+    if proposed is not None:
+        method = methods.get(cfg).plan(prep.rep)
     cfg = method.config
     lowest = score_floor(float(cfg.threshold), floor)  # type: ignore[arg-type]
     corpus = prep.corpus
     keys = representative_keys(corpus.texts, corpus.fields.get(cfg.cluster.representative_field or ""), cfg.cluster)
     highest = score_ceiling(float(cfg.threshold), ceiling) if lazy_greedy(cfg.cluster, all_pairs) else None  # type: ignore[arg-type]
     order = None if highest is None else (policy_ranks(prep.lengths, cfg.cluster, keys), highest)
-    scored = find_pairs(prep, cfg, min(lowest, float(cfg.threshold)), order)  # type: ignore[arg-type]
+    scored = find_pairs(prep, cfg, min(lowest, float(cfg.threshold)), order, proposed)  # type: ignore[arg-type]
     info = scored[3]
     t1 = time.perf_counter()
     clusters, (left, right, scores), info["n_verified"] = decide(len(corpus), *scored[:3], prep.lengths, cfg.cluster,
@@ -170,6 +199,8 @@ def run_prepared(prep: Prepared, config: DedupConfig | None = None, read: ReadCo
     timings = dict(prep.timings)
     timings.update(candidates=info["seconds_candidates"], verify=info["seconds_verify"],
                    cluster=time.perf_counter() - t1)
+    if proposed is not None:
+        timings["score_threshold"] = seconds_scores
     engine: dict[str, Any] = {"name": "memory"}
     if "scoring" in info:
         engine["scoring"] = info["scoring"]
@@ -196,4 +227,4 @@ def run(corpus: Corpus, config: DedupConfig | None = None, progress: bool = Fals
     return run_prepared(prepare(corpus, cfg, progress=progress), cfg, read)
 
 
-__all__ = ["Prepared", "candidate_pairs", "find_pairs", "prepare", "run", "run_prepared"]
+__all__ = ["Prepared", "candidate_pairs", "find_pairs", "prepare", "run", "run_prepared", "score_threshold"]

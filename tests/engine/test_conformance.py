@@ -192,3 +192,36 @@ def test_representative_policies_give_the_same_clusters_on_every_engine(policy, 
     longest = neardup.dedup(path, config=DedupConfig(threshold=0.3), engine=_engine(engine) if engine != "memory"
                             else "memory")
     assert longest.representatives == ["noisy", "other"]  # the default: the longest (here the noisy one)
+
+
+@pytest.fixture(scope="module")
+def campaign_path(tmp_path_factory):
+    """Padded spam campaigns that read as clean text, whose copies score well below the profile's threshold
+    (tests/test_calibrate_scores.py): ``auto`` lowers the threshold to the valley of the candidate scores."""
+    import json
+
+    from tests.test_calibrate_scores import campaign_texts
+
+    texts, _ = campaign_texts()
+    path = tmp_path_factory.mktemp("campaigns") / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_auto_reads_the_same_threshold_from_the_candidate_scores_on_every_engine(engine, campaign_path, tmp_path,
+                                                                                   request):
+    """Issue 59: each engine samples its candidates by a hash of the pair (the same pairs, however they are
+    partitioned), scores them as the memory engine does, and takes the same threshold before it verifies."""
+    if engine == "ray":
+        request.getfixturevalue("ray_cluster")
+    ref = _in_memory("auto-scores", DedupConfig(method="auto"), campaign_path)
+    got = neardup.dedup(campaign_path, engine=_engine(engine), output=tmp_path / "out")
+    scores = ref.summary["calibration"]["scores"]
+    assert scores["decided"] == "scores" and ref.summary["params"]["threshold"] == scores["threshold"] < 0.45
+    assert got.summary["calibration"] == ref.summary["calibration"]
+    assert got.cluster_ids == ref.cluster_ids and got.representatives == ref.representatives
+    assert [(a, b) for a, b, _ in got.pairs_by_id()] == [(a, b) for a, b, _ in ref.pairs_by_id()]
+    assert np.array_equal(got.scores, ref.scores.astype(np.float64))
+    assert {k: v for k, v in got.summary.items() if k not in RUN_FIELDS} == \
+        {k: v for k, v in ref.summary.items() if k not in RUN_FIELDS}

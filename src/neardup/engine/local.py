@@ -20,13 +20,15 @@ from typing import Any
 import numpy as np
 
 from neardup.calibrate import SAMPLE_DOCS
+from neardup.calibrate_scores import sample_codes
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.plan import (codes_per_pass, held_chars, key_partitions, pair_partitions, runs_inline,
                                   tables_per_pass, weights_beside_candidates)
 from neardup.engine.processes import start_server, start_workers
 from neardup.engine.sharded import ShardedRun, ShardJoin
 from neardup.cluster import roots_of
-from neardup.engine.tasks import ORDER_FILES, later_ends, map_shard, table_keys, verify_partition
+from neardup.engine.tasks import (ORDER_FILES, later_ends, map_shard, sample_partition, score_unscreened, table_keys,
+                                  verify_partition)
 from neardup.engine.tiles import pair_partition, partition_count, tiles_for_run
 from neardup.engine.workdir import load_array, save_array, save_npz
 from neardup.io.read import Document, InputError
@@ -274,6 +276,7 @@ class LocalRun(ShardedRun):
         """Stage 4b: de-duplicate (or count) and score each partition of candidates in the worker processes;
         keep those over the threshold. Each partition's result is its own checkpoint."""
         path = self.wd.root / "verified.npz"
+        self.score_threshold(lambda k: self.sample_candidates(parts, k))  # auto: the threshold its scores call for
         if not self.wd.done("verify"):
             self.weights()  # stage 3, before the workers need it (timed on its own)
             t0 = time.perf_counter()
@@ -320,6 +323,23 @@ class LocalRun(ShardedRun):
         self.counts["n_candidates"] = int(data["n_candidates"][0])
         self.counts["n_scored"] = int(data["n_scored"][0])
         return data["left"], data["right"], data["score"]
+
+    def sample_candidates(self, parts: int, k: int) -> np.ndarray:
+        """At most ``k`` distinct candidate codes, the bottom of :func:`~neardup.calibrate_scores.sample_codes` over
+        every partition (each sampled in a worker, as it is read to be verified)."""
+        pool, root = self.workers(), str(self.wd.root)
+        max_codes = codes_per_pass(self.engine.memory_limit, self.plan.workers)
+        got = [f.result() for f in [pool.submit(sample_partition, root, p, max_codes, self.method.min_shared, k)
+                                    for p in range(parts)]]
+        return sample_codes(np.concatenate(got), k) if got else np.empty(0, dtype=np.int64)
+
+
+    def score_sample(self, codes: np.ndarray, n: int) -> np.ndarray:
+        """The sample's scores, a share of the pairs in each worker."""
+        pool, root = self.workers(), str(self.wd.root)
+        spans = np.array_split(codes, max(1, self.plan.workers))
+        got = [f.result() for f in [pool.submit(score_unscreened, root, c, n, self.config) for c in spans]]
+        return np.concatenate(got) if got else np.empty(0, dtype=np.float64)
 
 
 def run_chunked(input_path: str | os.PathLike[str], outdir: str | os.PathLike[str], config: DedupConfig,

@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from neardup import methods
 from neardup.arrays import distinct
+from neardup.calibrate_scores import sample_codes
 from neardup.cluster import Clusters, clusters_of_groups, ordered, paired_documents, roots_of, with_links
 from neardup.config import DedupConfig, EngineConfig, ReadConfig
 from neardup.engine.sharded import ShardedRun
@@ -164,6 +165,12 @@ def _screen_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[st
     ranks = load_array(os.path.join(spec["root"], ORDER_FILES[0]), mmap=False)
     return {"part": np.full(codes.size, int(batch["part"][0]) if batch["part"].size else 0, dtype=np.int64),
             "code": codes, "later": ordered(codes // spec["n"], codes % spec["n"], ranks)[1]}
+
+
+def _sample_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
+    """One partition's distinct candidate codes sampled by :func:`~neardup.calibrate_scores.sample_codes` (the
+    threshold read from the candidate scores)."""
+    return {"code": sample_codes(distinct_codes(batch["code"], spec["min_shared"]), spec["k"])}
 
 
 def _verify_group(batch: dict[str, np.ndarray], spec: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -378,8 +385,9 @@ class RayRun(ShardedRun):
     def verify_pairs(self, pairs: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
         """Stage 4: the verified pairs, as a materialized dataset and as sorted driver arrays."""
         self.weights()  # computed in the driver, memory-mapped by the workers
-        t0 = time.perf_counter()
         empty = np.empty(0, dtype=np.int64)
+        self.score_threshold(lambda k: empty if pairs is None else self.sample_candidates(pairs, k))
+        t0 = time.perf_counter()
         if pairs is None:
             self.counts["n_candidates"] = 0
             self.timed("verify", t0)
@@ -422,6 +430,14 @@ class RayRun(ShardedRun):
         self.counts["n_scored"] = n_scored
         self.timed("verify", t0)
         return verified, left[order], right[order], score[order]
+
+    def sample_candidates(self, pairs: Any, k: int) -> np.ndarray:
+        """At most ``k`` distinct candidate codes, the bottom of :func:`~neardup.calibrate_scores.sample_codes`: each
+        partition's bottom (a Ray task), then theirs."""
+        spec = {"min_shared": getattr(self.method, "min_shared", 1), "k": k}
+        got = pairs.groupby("part").map_groups(_sample_group, batch_format="numpy", fn_kwargs={"spec": spec})
+        codes = [b["code"] for b in got.iter_batches(batch_format="numpy", batch_size=None)]
+        return sample_codes(np.concatenate(codes), k) if codes else np.empty(0, dtype=np.int64)
 
     def components(self, verified: Any, n: int, n_edges: int) -> np.ndarray:
         """Connected components (label = smallest member) by large-star / small-star rounds on Ray Data."""

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from neardup import methods
+from neardup import calibrate_scores, methods
 from neardup.arrays import distinct
 from neardup.calibrate import SAMPLE_DOCS, needs_corpus, resolve
 from neardup.cluster import (Clusters, cluster_pairs, field_value, lazy_greedy, ordered, passes, policy_ranks,
@@ -57,7 +57,7 @@ from neardup.engine.plan import BYTES_PER_COUNTED_VALUE, make_plan, split_size, 
 from neardup.engine.processes import InlineExecutor, pool_held_bytes, stop_pool, worker_pool
 from neardup.engine.summary import ClusterCounts, build_summary
 from neardup.engine.tasks import (ORDER_FILES, SPLIT_DIR, assemble_weights, count_values, idf_table, partition_frequencies,
-                                  split_values, weights_of_table, weights_partition)
+                                  score_unscreened, split_values, weights_of_table, weights_partition)
 from neardup.engine.workdir import (WorkDir, append_array_bytes, array_header, file_fingerprint, joined, load_array,
                                    npy_header_bytes, release, save_array, trim_heap, work_root)
 from neardup.jit import pays
@@ -483,6 +483,42 @@ class ShardedRun(abc.ABC):
         self.timed("verify", t0)
         return left[keep], right[keep], scores[keep]
 
+    def set_threshold(self) -> None:
+        """The verify stage's floor and greedy's score ceiling, from the planned method's threshold."""
+        threshold = float(self.method.threshold)
+        self.floor = min(threshold, score_floor(threshold, self.engine.score_floor))
+        self.ceiling = score_ceiling(threshold, self.engine.score_ceiling) \
+            if lazy_greedy(self.config.cluster, self.engine.all_pairs) else None
+
+    def score_threshold(self, sample: Callable[[int], np.ndarray]) -> None:
+        """For a configuration ``auto`` chose, between the candidates and their verification: the threshold read
+        from a sample of the candidate scores (:mod:`neardup.calibrate_scores`; ``sample(k)``: the bottom ``k`` of the
+        distinct candidate codes by :func:`~neardup.calibrate_scores.sample_codes`, from the engine's partitions),
+        scored here as the memory engine scores them (the method's score, no screen); the method, the verify stage's
+        floor and the score ceiling follow it. Kept in the work directory: a resumed run takes it from there."""
+        if not (calibrate_scores.applies(self.config) and isinstance(self.method, KeyedMethod)):
+            return
+        path = self.wd.root / "score_threshold.json"
+        if path.exists():
+            record = json.loads(path.read_text())
+        else:
+            t0 = time.perf_counter()
+            self.weights()  # the scores' IDF weights
+            n = len(self.representation())
+            record = calibrate_scores.read_scores(self.config, n, sample,
+                                                  lambda c: self.score_sample(c, n)).to_dict()
+            write_json(path, record)
+            self.timed("score_threshold", t0)
+        self.config = calibrate_scores.combine(self.config, record)
+        self.method = methods.get(self.config).plan(self.representation())
+        self.config = self.method.config
+        self.set_threshold()
+
+    def score_sample(self, codes: np.ndarray, n: int) -> np.ndarray:
+        """The method's scores of the pairs ``codes`` without its screen (:func:`~neardup.engine.tasks.score_unscreened`),
+        in this process; an engine with workers may split them."""
+        return score_unscreened(str(self.wd.root), codes, n, self.config)
+
     def representative_inputs(self) -> tuple[np.ndarray, np.ndarray | None]:
         """Text lengths and the representative policy's keys (None where lengths decide), from the map stage."""
         keys = self.wd.root / "representative_keys.npy"
@@ -636,14 +672,12 @@ class ShardedRun(abc.ABC):
                 self.join(n_shards)
                 self.method = self.method.plan(self.representation())
                 self.config = self.method.config
-                threshold = float(self.method.threshold)
-                self.floor = min(threshold, score_floor(threshold, self.engine.score_floor))
-                self.ceiling = score_ceiling(threshold, self.engine.score_ceiling) \
-                    if lazy_greedy(self.config.cluster, self.engine.all_pairs) else None
+                self.set_threshold()
                 if isinstance(self.method, KeyedMethod):
                     scored = self.keyed_pairs()
                 else:
                     scored = self.vector_pairs()
+                threshold = float(self.method.threshold)
                 cut = passes(scored[2], threshold)
                 left, right, scores = scored[0][cut], scored[1][cut], scored[2][cut]
                 n_verified = int(left.size)

@@ -18,6 +18,7 @@ import numpy as np
 
 from neardup import methods
 from neardup.arrays import distinct
+from neardup.calibrate_scores import sample_codes
 from neardup.cluster import ordered, passes, representative_keys, verify_order
 from neardup.config import DedupConfig
 from neardup.engine.plan import TABLE_CHUNK_VALUES
@@ -377,6 +378,28 @@ def score_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig,
     return left[keep], right[keep], s[keep], int(left.size)
 
 
+def score_unscreened(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> np.ndarray:
+    """The method's score of every pair of ``codes`` (``left * n + right``, any order), without its screen (as the
+    memory engine's :meth:`~neardup.methods.base.Method.score` gives them): what the threshold read from the candidate
+    scores samples (:mod:`neardup.calibrate_scores`)."""
+    method = methods.get(config)
+    left, right = codes // n, codes % n
+    if method.scores_from != "sketch":
+        return score_tiled(root, left, right, method.score_name, load_tiles(root))
+    out = np.empty(left.size, dtype=np.float64)
+    for lo, rows, ia, ib in sketch_pairs(os.path.join(root, "sketch.npy"), left, right):
+        out[lo : lo + ia.size] = method.score_sketches(rows[ia], rows[ib])
+    return out
+
+
+def sample_partition(root: str, part: int, max_codes: int, min_shared: int, k: int) -> np.ndarray:
+    """Partition ``part``'s distinct candidate codes (its spilled pair files, as :func:`verify_partition` reads them)
+    sampled by :func:`~neardup.calibrate_scores.sample_codes` to at most ``k``: the bottom of each pass, then of them
+    all (the bottom ``k`` of a union is the bottom ``k`` of its parts' bottoms)."""
+    parts = [sample_codes(codes, k) for codes in _partition_codes(WorkDir(root), part, max_codes, min_shared)]
+    return sample_codes(np.concatenate(parts), k) if parts else np.empty(0, dtype=np.int64)
+
+
 def screen_codes(root: str, codes: np.ndarray, n: int, config: DedupConfig) -> np.ndarray:
     """The candidate codes the method's own filter keeps (e.g. the MinHash estimate floor; all where it has none),
     read from the run's sketch as :func:`score_codes` reads it."""
@@ -504,6 +527,7 @@ def verify_partition(root: str, part: int, n: int, config: DedupConfig, max_code
 
 
 __all__ = ["ORDER_FILES", "SPLIT_DIR", "assemble_weights", "corpus_size", "distinct_codes", "frequency_dtype", "grouped",
-           "idf_table", "in_order", "later_ends", "map_shard", "partition_frequencies", "partition_of", "score_codes", "screen_codes", "sketch_pairs",
+           "idf_table", "in_order", "later_ends", "map_shard", "partition_frequencies", "partition_of", "sample_partition", "score_codes",
+           "score_unscreened", "screen_codes", "sketch_pairs",
            "split_values", "table_keys", "ungrouped", "value_partition", "verify_partition",
            "weights_of_table", "weights_partition"]

@@ -380,6 +380,12 @@ class KeyedMethod(Method):
         return "choose stricter candidates"
 
     def candidates(self, rep: Representation) -> Candidates:
+        left, right = self.screen(rep, *self.proposals(rep))
+        return Candidates(left, right, {})
+
+    def proposals(self, rep: Representation) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct pairs the key tables propose (those sharing ``min_shared`` tables), sorted, before
+        :meth:`keep_candidates`' screen: what the chunked engines spill (the screen runs as they score)."""
         docs = np.flatnonzero(~rep.empty).astype(np.int64)
         lefts, rights = [], []
         found = 0
@@ -390,14 +396,17 @@ class KeyedMethod(Method):
                 self.check_candidates(found, docs.size)
                 lefts.append(left)
                 rights.append(right)
-        left, right = combine_tables(lefts, rights, self.min_shared)
+        return combine_tables(lefts, rights, self.min_shared)
+
+    def screen(self, rep: Representation, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The proposed pairs :meth:`keep_candidates` keeps (all where the method screens none)."""
         if left.size and rep.sketch is not None:
             sizes = rep.sets.sizes
             keep = self.keep_candidates(np.asarray(rep.sketch[left]), np.asarray(rep.sketch[right]),
                                         sizes[left], sizes[right])
             if keep is not None:
                 left, right = left[keep], right[keep]
-        return Candidates(left, right, {})
+        return left, right
 
     def score(self, rep: Representation, left: np.ndarray, right: np.ndarray,
               info: dict[str, Any] | None = None) -> np.ndarray:
