@@ -406,9 +406,10 @@ def check_word4(texts: list[str]) -> dict[str, Any]:
 
 def corpus_of(recs: list[dict[str, str]]) -> Any:
     """The corpus ``neardup.dedup`` reads from a list of records."""
-    from neardup.api import _corpus, make_read
+    from neardup.api import make_read
+    from neardup.io.frames import rows_of
 
-    return _corpus(recs, make_read())
+    return rows_of(recs).corpus(make_read())
 
 
 def recall_counts(labels: np.ndarray, truth: list[Any]) -> tuple[int, int]:

@@ -86,7 +86,9 @@ def nlpaug_texts(texts: list[str], level: str, seed: int = 0) -> list[str]:
         np.random.seed((seed * 1000003 + i) % 2**32)
         for aug in augs:
             got = aug.augment(text)
-            text = got[0] if isinstance(got, list) else got
+            if isinstance(got, list):  # nlpaug answers [] for a text it cannot augment (too short): kept as it is
+                got = got[0] if got else text
+            text = got
         out.append(text)
     return out
 

@@ -20,7 +20,8 @@ Stages and their checkpoints (see :mod:`neardup.engine.workdir`):
 4. ``candidates`` and ``verify``: for a keyed method, its key tables a few at a time (hash partitions of
    the keys when a table is large), pairs spilled to disk by partition, then each partition
    de-duplicated and scored in the workers; for a vector method, its neighbours and scores in this
-   process over the joined vectors (which must fit in memory).
+   process over the joined vectors (which must fit in memory). For a configuration ``auto`` chose, between the
+   two the threshold read from a sample of the candidate scores (:meth:`ShardedRun.score_threshold`).
 5. ``cluster`` and write: clusters of the verified pairs; outputs streamed shard by shard, atomically, each
    tagged with the run's id (an earlier ``summary.json`` removed first; the new one written last).
 6. ``evidence`` (unless turned off): each pair's views and shared passages (:mod:`neardup.engine.evidence`);
