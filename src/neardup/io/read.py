@@ -920,16 +920,25 @@ def record_batches(records: Iterable[dict[str, Any]], read: ReadConfig, batch_do
                    source: str = "<memory>") -> Iterator[list[Document]]:
     """Records validated into documents (:func:`iter_documents`), in lists of ``batch_docs``: what
     :func:`iter_batches` streams from a file, for records already in memory."""
+    return _batched(iter_documents(records, source, read), batch_docs)
+
+
+def _batched(docs: Iterable[Document], batch_docs: int) -> Iterator[list[Document]]:
+    """``docs`` in lists of ``batch_docs`` (the last one shorter), checked first."""
     if batch_docs < 1:
         raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
-    batch: list[Document] = []
-    for doc in iter_documents(records, source, read):
-        batch.append(doc)
-        if len(batch) >= batch_docs:
+
+    def lists() -> Iterator[list[Document]]:
+        batch: list[Document] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= batch_docs:
+                yield batch
+                batch = []
+        if batch:
             yield batch
-            batch = []
-    if batch:
-        yield batch
+
+    return lists()
 
 
 def read_records(records: Iterable[dict[str, Any]] | Iterable[tuple[int, dict[str, Any]]],
@@ -1163,16 +1172,10 @@ def iter_batches(path: str | os.PathLike[str] | Sources | Sequence[str | os.Path
     if batch_docs < 1:
         raise ValueError(f"batch_docs must be >= 1, got {batch_docs}")
     fields = None if extra else [read.id_field, read.text_field, *keep]
-    batch: list[Document] = []
     src = _sources(path, read.encoding)
     records = iter_records(src, fields, _skip_list(read, skipped), _required(read), meter=meter)
-    for doc in iter_documents(records, src, read, skipped, id_hashes=True, extra=extra, keep=keep):
-        batch.append(doc)
-        if len(batch) >= batch_docs:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    yield from _batched(iter_documents(records, src, read, skipped, id_hashes=True, extra=extra, keep=keep),
+                        batch_docs)
 
 
 def texts_at(path: str | os.PathLike[str] | Sources | Sequence[str | os.PathLike[str]], lines: Sequence[int],
