@@ -51,3 +51,31 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     model.max_seq_length = 64
     model.save(str(root / "st"))
     return str(root / "st")
+
+
+@pytest.fixture
+def method_twin():
+    """A copy of ``methods/exact.py`` under another file and declared name, the only change (removed after): a
+    method is one file. Call it with the twin's name; returns that name."""
+    from neardup import methods
+
+    made: list[tuple[Path, str]] = []
+
+    def make(name: str) -> str:
+        source = Path(methods.__file__).with_name("exact.py")
+        copy = source.with_name(name.replace("-", "_") + ".py")
+        assert not copy.exists(), f"{copy} is left from an earlier run: remove it"
+        text = source.read_text(encoding="utf-8")
+        assert text.count('name = "exact"') == 1
+        made.append((copy, name))
+        copy.write_text(text.replace('name = "exact"', f'name = "{name}"'), encoding="utf-8")
+        return name
+
+    try:
+        yield make
+    finally:
+        for copy, name in made:
+            copy.unlink(missing_ok=True)
+            for cached in (copy.parent / "__pycache__").glob(copy.stem + ".*"):
+                cached.unlink(missing_ok=True)
+            methods._forget(name)

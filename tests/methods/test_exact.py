@@ -139,21 +139,8 @@ def test_the_command_line_offers_min_chars(tmp_path):
 
 
 @pytest.fixture
-def twin():
-    """``methods/exact.py`` copied to ``methods/exact_twin.py``, the only change its declared name (removed after)."""
-    source = Path(methods.__file__).with_name("exact.py")
-    copy = source.with_name("exact_twin.py")
-    assert not copy.exists(), f"{copy} is left from an earlier run: remove it"
-    text = source.read_text(encoding="utf-8")
-    assert text.count('name = "exact"') == 1
-    try:
-        copy.write_text(text.replace('name = "exact"', 'name = "exact-twin"'), encoding="utf-8")
-        yield "exact-twin"
-    finally:
-        copy.unlink(missing_ok=True)
-        for cached in (copy.parent / "__pycache__").glob("exact_twin.*"):
-            cached.unlink(missing_ok=True)
-        methods._forget("exact-twin")
+def twin(method_twin):
+    return method_twin("exact-twin")
 
 
 def _neardup(*args: str) -> subprocess.CompletedProcess[str]:

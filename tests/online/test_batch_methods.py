@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from neardup import methods
 from neardup.cli.online import online_config, standalone_app
 from neardup.config import ConfigError, DedupConfig
 from neardup.online.detector import Detector, OnlineConfig
@@ -135,22 +134,8 @@ def test_serve_accepts_documents_with_exact(tmp_path):
 
 
 @pytest.fixture
-def twin():
-    """``methods/exact.py`` copied to ``methods/exact_online_twin.py``, the only change its declared name (removed
-    after)."""
-    source = Path(methods.__file__).with_name("exact.py")
-    copy = source.with_name("exact_online_twin.py")
-    assert not copy.exists(), f"{copy} is left from an earlier run: remove it"
-    text = source.read_text(encoding="utf-8")
-    assert text.count('name = "exact"') == 1
-    try:
-        copy.write_text(text.replace('name = "exact"', 'name = "exact-online-twin"'), encoding="utf-8")
-        yield "exact-online-twin"
-    finally:
-        copy.unlink(missing_ok=True)
-        for cached in (copy.parent / "__pycache__").glob("exact_online_twin.*"):
-            cached.unlink(missing_ok=True)
-        methods._forget("exact-online-twin")
+def twin(method_twin):
+    return method_twin("exact-online-twin")
 
 
 def test_a_copy_of_the_exact_file_runs_online_with_no_other_edit(twin, tmp_path):
